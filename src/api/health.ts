@@ -1,0 +1,24 @@
+// Liveness and readiness for orchestrators: /healthz says the process answers, /readyz that it can
+// reach its store (and Redis when one is configured).
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+
+export async function healthRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const probe = { config: { public: true, unmetered: true }, schema: { hide: true } } as const;
+
+  app.get('/healthz', probe, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', probe, async (_request, reply) => {
+    const checks: Record<string, 'ok' | 'unavailable'> = {};
+    try {
+      await services.db.query('SELECT 1', [], 'ready_probe');
+      checks.database = 'ok';
+    } catch {
+      checks.database = 'unavailable';
+    }
+    const redis = services.redisProbe;
+    if (redis) checks.redis = (await redis()) ? 'ok' : 'unavailable';
+    const ready = Object.values(checks).every((c) => c === 'ok');
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+  });
+}

@@ -1,0 +1,123 @@
+// Builds the service. Reading this file top to bottom tells the whole composition: the shared parts,
+// then the cross-cutting plugins in the order a request meets them, then the versions.
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Config } from './config.js';
+import type { Database } from './infra/database.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './infra/rate-limit-store.js';
+import { Authenticator } from './modules/api-keys/authenticator.js';
+import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
+import { CursorCodec } from './shared/cursor.js';
+import { IdempotencyStore } from './shared/idempotency.js';
+import { RateLimiter } from './shared/rate-limiter.js';
+import requestConventions from './plugins/request-conventions.js';
+import guard from './plugins/guard.js';
+import errors from './plugins/errors.js';
+import { healthRoutes } from './api/health.js';
+import { v1 } from './api/v1.js';
+import type { Services } from './services.js';
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  services: Services;
+  /** Stops accepting requests, lets in-flight ones finish, then releases everything. */
+  close(): Promise<void>;
+}
+
+export async function buildApp(
+  config: Config,
+  db: Database,
+  options: { logger?: FastifyServerOptions['logger'] } = {},
+): Promise<BuiltApp> {
+  const services = await createServices(config, db);
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    connectionTimeout: 60_000,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+  });
+  useStrictValidators(app);
+
+  await app.register(errors);
+  await app.register(requestConventions);
+  await app.register(guard, {
+    authenticator: services.authenticator,
+    rateLimiter: services.rateLimiter,
+    usage: services.usage,
+    unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
+  });
+
+  await app.register(healthRoutes, { services });
+  await app.register(v1, { prefix: '/v1', services });
+
+  const purge = setInterval(() => void services.idempotency.purgeExpired().catch(() => undefined), 10 * 60_000);
+  purge.unref();
+
+  await app.ready();
+  return {
+    app,
+    services,
+    async close() {
+      clearInterval(purge);
+      await app.close();
+      await services.usage.close();
+      await services.authenticator.close();
+      await services.rateLimiter.close();
+    },
+  };
+}
+
+async function createServices(config: Config, db: Database): Promise<Services> {
+  let store: RateLimitStore;
+  let redisProbe: Services['redisProbe'] = null;
+  if (config.redisUrl) {
+    const redisStore = new RedisRateLimitStore(config.redisUrl, () => undefined);
+    store = redisStore;
+    redisProbe = () => redisStore.ping();
+  } else {
+    store = new MemoryRateLimitStore();
+  }
+  const authenticator = new Authenticator(db, config.authCacheTtlMs);
+  await authenticator.start();
+  return {
+    config,
+    db,
+    authenticator,
+    rateLimiter: new RateLimiter(store),
+    usage: new UsageRecorder(db),
+    idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
+    cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),
+    redisProbe,
+  };
+}
+
+/** A random secret made once per installation and shared by every process through the store. */
+async function instanceSecret(db: Database, name: string): Promise<string> {
+  await db.query('INSERT INTO instance_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    randomBytes(32).toString('base64url'),
+  ]);
+  const { rows } = await db.query<{ value: string }>('SELECT value FROM instance_settings WHERE name = $1', [name]);
+  return rows[0]!.value;
+}
+
+/**
+ * Two validators: query strings, path parameters and headers arrive as text and are coerced to
+ * their declared types; bodies are JSON and are never coerced (a number is not a name). Neither
+ * removes unknown properties: a schema that forbids them rejects them.
+ */
+function useStrictValidators(app: FastifyInstance): void {
+  const common = { useDefaults: true, removeAdditional: false, strict: false, verbose: true } as const;
+  const bodyAjv = new Ajv({ ...common, coerceTypes: false, allErrors: true });
+  const textAjv = new Ajv({ ...common, coerceTypes: true, allErrors: false });
+  for (const ajv of [bodyAjv, textAjv]) addFormats.default(ajv);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+}

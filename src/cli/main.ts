@@ -1,0 +1,256 @@
+// The owner's command-line tool. It manages workspaces and keys and seeds data, against the same
+// store the server uses, also while the server runs (see modules/owner/owner-channel.ts).
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { migrate } from '../infra/migrate.js';
+import { embeddedStoreInUse, openStore, StoreBusy } from '../infra/store.js';
+import { callOwnerChannel, OwnerChannelUnavailable, ownerSocketPath } from '../modules/owner/owner-channel.js';
+import {
+  OwnerError,
+  ownerCommands,
+  type OwnerCommandName,
+  type OwnerInput,
+  type OwnerOutput,
+} from '../modules/owner/owner.service.js';
+import { startServer } from '../server.js';
+import { parseDuration, parseRatePerMinute } from './durations.js';
+import { printKeys, printTable, printUsage } from './output.js';
+
+const USAGE = `Usage: workspace-api <command> [options]
+
+  serve                                   run the API (PORT, DATABASE_URL, ... from the environment)
+  migrate                                 apply pending database migrations
+
+  workspaces create --name NAME [--timezone IANA_ZONE] [--json]
+  workspaces list [--json]
+  workspaces suspend WORKSPACE_ID         keys of a suspended workspace get 403 within a second
+  workspaces resume WORKSPACE_ID
+
+  keys create --workspace ID --scopes a,b --name NAME [--rate-limit 600/min] [--expires-in 30d] [--json]
+  keys list [--workspace ID] [--json]     scopes, expiry, rate limit and usage; never a secret
+  keys usage KEY_ID [--days 30] [--json]  requests per day and operation
+  keys rotate KEY_ID [--grace 24h] [--json]  new key; the old one stays valid for the grace period
+  keys revoke KEY_ID                      refused by the running server within a second
+
+  seed --workspace ID [--contacts N] [--appointments N] [--json]
+
+The store is PostgreSQL when DATABASE_URL is set, otherwise the embedded store in DATA_DIR (./data).`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  name: { type: 'string' },
+  timezone: { type: 'string' },
+  workspace: { type: 'string' },
+  scopes: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'expires-in': { type: 'string' },
+  grace: { type: 'string' },
+  days: { type: 'string' },
+  contacts: { type: 'string' },
+  appointments: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function count(value: string | undefined, flag: string): number {
+  if (value === undefined) return 0;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number`);
+  return Number(value);
+}
+
+function duration(value: string, flag: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw new UsageError(`${flag} must be a duration such as 90s, 15m, 24h or 30d`);
+  return ms;
+}
+
+/** Runs an owner command against the store, or through the running embedded server. */
+async function runOwner<N extends OwnerCommandName>(
+  config: Config,
+  name: N,
+  input: OwnerInput<N>,
+): Promise<OwnerOutput<N>> {
+  const command = ownerCommands[name] as (ctx: unknown, input: OwnerInput<N>) => Promise<OwnerOutput<N>>;
+  const viaServer = async () => {
+    const socket = ownerSocketPath(config.dataDir);
+    // The server may still be starting: give it a moment to open its channel.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await callOwnerChannel(socket, name, input)) as OwnerOutput<N>;
+      } catch (err) {
+        if (!(err instanceof OwnerChannelUnavailable) || attempt >= 60) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  };
+  if (await embeddedStoreInUse(config)) return viaServer();
+  let store;
+  try {
+    store = await openStore(config, { poolSize: 2 });
+  } catch (err) {
+    if (err instanceof StoreBusy) return viaServer();
+    throw err;
+  }
+  try {
+    return await command({ db: store.db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute }, input);
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values: o, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, sub, arg] = positionals;
+  if (o.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = loadConfig();
+  const print = (value: unknown, human: () => void) => {
+    if (o.json) process.stdout.write(`${JSON.stringify(value)}\n`);
+    else human();
+  };
+
+  switch (command) {
+    case 'serve': {
+      const server = await startServer(config);
+      const shutdown = () => void server.stop().then(() => process.exit(0));
+      process.once('SIGTERM', shutdown);
+      process.once('SIGINT', shutdown);
+      return;
+    }
+    case 'migrate': {
+      const store = await openStore(config, { poolSize: 1 });
+      try {
+        const report = await migrate(store.db);
+        print(report, () => process.stdout.write(`schema up to date (${report.applied.length} applied now)\n`));
+      } finally {
+        await store.close();
+      }
+      return;
+    }
+    case 'workspaces':
+      return workspaces(config, sub, arg, o, print);
+    case 'keys':
+      return keys(config, sub, arg, o, print);
+    case 'seed': {
+      const result = await runOwner(config, 'seed', {
+        workspaceId: required(o.workspace, '--workspace'),
+        contacts: count(o.contacts, '--contacts'),
+        appointments: count(o.appointments, '--appointments'),
+      });
+      print(result, () =>
+        process.stdout.write(`seeded ${result.contacts} contacts and ${result.appointments} appointments\n`),
+      );
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+type Print = (value: unknown, human: () => void) => void;
+
+async function workspaces(config: Config, sub: string | undefined, arg: string | undefined, o: Options, print: Print) {
+  switch (sub) {
+    case 'create': {
+      const ws = await runOwner(config, 'createWorkspace', {
+        name: required(o.name, '--name'),
+        ...(o.timezone ? { timezone: o.timezone } : {}),
+      });
+      return print(ws, () => process.stdout.write(`created workspace ${ws.id} (${ws.name}, ${ws.timezone})\n`));
+    }
+    case 'list': {
+      const list = await runOwner(config, 'listWorkspaces', undefined as never);
+      return print(list, () => printTable(list, ['id', 'name', 'status', 'timezone', 'created_at']));
+    }
+    case 'suspend':
+    case 'resume': {
+      const ws = await runOwner(config, 'setWorkspaceStatus', {
+        workspaceId: required(arg, 'WORKSPACE_ID'),
+        status: sub === 'suspend' ? 'suspended' : 'active',
+      });
+      return print(ws, () => process.stdout.write(`workspace ${ws.id} is ${ws.status}\n`));
+    }
+    case undefined:
+    default:
+      throw new UsageError('workspaces needs one of: create, list, suspend, resume');
+  }
+}
+
+async function keys(config: Config, sub: string | undefined, arg: string | undefined, o: Options, print: Print) {
+  switch (sub) {
+    case 'create': {
+      let rate: number | undefined;
+      if (o['rate-limit'] !== undefined) {
+        const parsed = parseRatePerMinute(o['rate-limit']);
+        if (parsed === null) throw new UsageError('--rate-limit must look like 600/min');
+        rate = parsed;
+      }
+      const key = await runOwner(config, 'createKey', {
+        workspaceId: required(o.workspace, '--workspace'),
+        name: required(o.name, '--name'),
+        scopes: required(o.scopes, '--scopes')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        ...(rate !== undefined ? { rateLimitPerMinute: rate } : {}),
+        ...(o['expires-in'] !== undefined ? { expiresInMs: duration(o['expires-in'], '--expires-in') } : {}),
+      });
+      return print(key, () =>
+        process.stdout.write(
+          `created key ${key.id} for workspace ${key.workspace_id}\n` +
+            `scopes: ${key.scopes.join(', ')}; rate limit ${key.rate_limit_per_minute}/min; expires ${key.expires_at ?? 'never'}\n\n` +
+            `  ${key.key}\n\nThis is the only time the key is shown. Store it in a secrets manager.\n`,
+        ),
+      );
+    }
+    case 'list': {
+      const list = await runOwner(config, 'listKeys', o.workspace ? { workspaceId: o.workspace } : {});
+      return print(list, () => printKeys(list));
+    }
+    case 'usage': {
+      const days = o.days === undefined ? 30 : count(o.days, '--days');
+      const usage = await runOwner(config, 'keyUsage', { keyId: required(arg, 'KEY_ID'), days });
+      return print(usage, () => printUsage(usage.key, usage.usage));
+    }
+    case 'rotate': {
+      const graceMs = o.grace === undefined ? 24 * 3_600_000 : duration(o.grace, '--grace');
+      const rotated = await runOwner(config, 'rotateKey', { keyId: required(arg, 'KEY_ID'), graceMs });
+      return print(rotated, () =>
+        process.stdout.write(
+          `new key ${rotated.new_key.id} (same workspace, scopes and rate limit):\n\n  ${rotated.new_key.key}\n\n` +
+            `The old key ${rotated.old_key.id} keeps working until ${rotated.old_key.expires_at}.\n`,
+        ),
+      );
+    }
+    case 'revoke': {
+      const key = await runOwner(config, 'revokeKey', { keyId: required(arg, 'KEY_ID') });
+      return print(key, () => process.stdout.write(`key ${key.id} revoked at ${key.revoked_at}\n`));
+    }
+    case undefined:
+    default:
+      throw new UsageError('keys needs one of: create, list, usage, rotate, revoke');
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`workspace-api: ${(err as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (err instanceof OwnerError || err instanceof ConfigError) {
+    process.stderr.write(`workspace-api: ${err.message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`workspace-api: ${(err as Error).message ?? String(err)}\n`);
+  process.exit(1);
+});

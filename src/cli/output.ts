@@ -1,0 +1,43 @@
+// Readable tables for the owner's terminal (the same data is available as JSON with --json).
+import type { ApiKeyRow, UsageRow } from '../modules/api-keys/api-keys.repository.js';
+import type { KeyWithUsage } from '../modules/owner/owner.service.js';
+
+export function printTable(rows: readonly object[], columns: string[]): void {
+  const cells = rows.map((r) => columns.map((c) => format((r as Record<string, unknown>)[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`${line(columns.map((c) => c.toUpperCase()))}\n`);
+  for (const row of cells) process.stdout.write(`${line(row)}\n`);
+  if (rows.length === 0) process.stdout.write('(none)\n');
+}
+
+function format(v: unknown): string {
+  if (v === null || v === undefined) return '-';
+  if (Array.isArray(v)) return v.join(',');
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+export function printKeys(keys: KeyWithUsage[]): void {
+  printTable(
+    keys.map((k) => ({
+      ...k,
+      rate_limit: `${k.rate_limit_per_minute}/min`,
+      expires: k.expires_at ?? 'never',
+      last_used: k.last_used_at ?? 'never',
+      today: k.requests_today,
+      last_7_days: k.requests_last_7_days,
+    })),
+    ['id', 'workspace_id', 'name', 'status', 'scopes', 'rate_limit', 'expires', 'last_used', 'today', 'last_7_days'],
+  );
+}
+
+export function printUsage(key: ApiKeyRow, usage: UsageRow[]): void {
+  process.stdout.write(`key ${key.id} (${key.name}), last used ${key.last_used_at ?? 'never'}\n`);
+  printTable(usage, ['day', 'operation', 'requests', 'client_errors', 'server_errors', 'rate_limited']);
+}

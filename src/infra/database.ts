@@ -1,0 +1,163 @@
+// The store behind one small interface: PostgreSQL through a `pg` pool in production, PGlite (the
+// same PostgreSQL, compiled to WebAssembly, in-process) as the embedded default. Both run the same
+// SQL; repositories never know which one they talk to.
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  /**
+   * Runs one statement. `name` makes PostgreSQL keep the parsed plan per connection (a prepared
+   * statement); use it for statements on the hot path whose text never varies.
+   */
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<QueryResult<R>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export type StoreKind = 'postgres' | 'embedded';
+
+export interface Database extends Queryable {
+  readonly kind: StoreKind;
+  /** Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
+  listen(
+    channel: string,
+    onMessage: (payload: string) => void,
+    onLost?: (err: Error) => void,
+  ): Promise<() => Promise<void>>;
+  /** Connections in use and total, for readiness and metrics. */
+  poolStats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+/** SQLSTATE classes and socket errors that mean "the store is not reachable right now" (answer 503, retry). */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
+  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many connections
+  if (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+// ------------------------------------------------------------------------------------------ PostgreSQL
+
+export function createPostgresDatabase(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'workspace-public-api',
+  });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+
+  const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
+    const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(name ? { name } : {}) });
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  };
+
+  return {
+    kind: 'postgres',
+    query: (sql, params, name) => run(pool, sql, params, name),
+    exec: async (script) => void (await pool.query(script)),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = {
+          query: (sql, params, name) => run(client, sql, params, name),
+          exec: async (script) => void (await client.query(script)),
+        };
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          broken = rollbackErr as Error;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, onMessage, onLost) {
+      // LISTEN needs a connection of its own, outside the pool.
+      const client = new pg.Client({ connectionString: url, application_name: 'workspace-public-api-listener' });
+      let closing = false;
+      client.on('notification', (msg) => {
+        if (msg.channel === channel) onMessage(msg.payload ?? '');
+      });
+      const lost = (err: Error) => {
+        if (!closing) onLost?.(err);
+      };
+      client.on('error', lost);
+      client.on('end', () => lost(new Error('listener connection ended')));
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        closing = true;
+        await client.end().catch(() => undefined);
+      };
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: () => pool.end(),
+  };
+}
+
+// ------------------------------------------------------------------------------------------ PGlite
+
+/**
+ * PGlite is one session: statements are serialized, and a transaction holds the session until it
+ * ends. PGlite's own locks already keep a plain query from running inside another caller's open
+ * transaction; the interface is the same as the pool's, so callers need not care.
+ */
+export async function createEmbeddedDatabase(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir ?? 'memory://');
+  let active = 0;
+  const track = async <T>(work: () => Promise<T>): Promise<T> => {
+    active++;
+    try {
+      return await work();
+    } finally {
+      active--;
+    }
+  };
+  const run = async <R>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) => {
+    const res = await target.query<R>(sql, params as unknown[] | undefined);
+    return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+  };
+  return {
+    kind: 'embedded',
+    query: (sql, params) => track(() => run(db, sql, params)),
+    exec: (script) => track(async () => void (await db.exec(script))),
+    transaction: (work) =>
+      track(() =>
+        db.transaction((tx) =>
+          work({ query: (sql, params) => run(tx, sql, params), exec: async (script) => void (await tx.exec(script)) }),
+        ),
+      ),
+    async listen(channel, onMessage) {
+      const unsubscribe = await db.listen(channel, onMessage);
+      return unsubscribe;
+    },
+    poolStats: () => ({ total: 1, idle: active === 0 ? 1 : 0, waiting: Math.max(0, active - 1) }),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,75 @@
+// The usage trail of each key (requests per UTC day and operation, errors, rate-limit rejections,
+// last use), counted in memory and written in one batched statement every few seconds, so the
+// request path never waits on it. A process that stops flushes what it counted first.
+import type { Database } from '../../infra/database.js';
+import { apiKeysRepository } from './api-keys.repository.js';
+
+interface Counter {
+  keyId: string;
+  day: string;
+  operation: string;
+  requests: number;
+  clientErrors: number;
+  serverErrors: number;
+  rateLimited: number;
+  lastUsedMs: number;
+}
+
+export class UsageRecorder {
+  readonly #db: Database;
+  readonly #counters = new Map<string, Counter>();
+  readonly #timer: NodeJS.Timeout;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(db: Database, flushEveryMs = 5_000) {
+    this.#db = db;
+    this.#timer = setInterval(() => void this.flush(), flushEveryMs);
+    this.#timer.unref();
+  }
+
+  record(keyId: string, operation: string, statusCode: number, now = Date.now()): void {
+    const day = new Date(now).toISOString().slice(0, 10);
+    const id = `${keyId}\u0000${day}\u0000${operation}`;
+    let c = this.#counters.get(id);
+    if (!c) {
+      c = { keyId, day, operation, requests: 0, clientErrors: 0, serverErrors: 0, rateLimited: 0, lastUsedMs: 0 };
+      this.#counters.set(id, c);
+    }
+    c.requests++;
+    if (statusCode === 429) c.rateLimited++;
+    else if (statusCode >= 500) c.serverErrors++;
+    else if (statusCode >= 400) c.clientErrors++;
+    c.lastUsedMs = Math.max(c.lastUsedMs, now);
+  }
+
+  /** Writes what was counted; counts that fail to write are kept for the next flush. */
+  flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      if (this.#counters.size === 0) return;
+      const batch = [...this.#counters.values()];
+      this.#counters.clear();
+      try {
+        await apiKeysRepository.addUsage(this.#db, batch);
+      } catch {
+        for (const c of batch) {
+          const id = `${c.keyId}\u0000${c.day}\u0000${c.operation}`;
+          const now = this.#counters.get(id);
+          if (!now) this.#counters.set(id, c);
+          else {
+            now.requests += c.requests;
+            now.clientErrors += c.clientErrors;
+            now.serverErrors += c.serverErrors;
+            now.rateLimited += c.rateLimited;
+            now.lastUsedMs = Math.max(now.lastUsedMs, c.lastUsedMs);
+          }
+        }
+      }
+    });
+    return this.#flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,54 @@
+// Appointment resource (spec 2.4, 3.2). Read-only through the interface.
+import { Type, type Static } from 'typebox';
+import { Cursor, DateTime, Limit, Uuid } from '../../shared/schemas.js';
+
+export const APPOINTMENT_STATUSES = [
+  'scheduled',
+  'confirmed',
+  'cancelled',
+  'rescheduled',
+  'completed',
+  'no_show',
+] as const;
+export type AppointmentStatus = (typeof APPOINTMENT_STATUSES)[number];
+
+export const AppointmentStatusSchema = Type.Unsafe<AppointmentStatus>({
+  type: 'string',
+  enum: [...APPOINTMENT_STATUSES],
+});
+
+const nullable = (options: Record<string, unknown>) =>
+  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
+
+export const Appointment = Type.Object(
+  {
+    id: Uuid,
+    contact_id: nullable({ format: 'uuid' }),
+    starts_at: nullable({ format: 'date-time' }),
+    ends_at: nullable({ format: 'date-time' }),
+    timezone: Type.String({ description: 'IANA time zone the appointment was booked in.' }),
+    status: AppointmentStatusSchema,
+    source: nullable({}),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+export type AppointmentT = Static<typeof Appointment>;
+
+export const AppointmentIdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+export const AppointmentListQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    updated_after: Type.Optional({
+      ...DateTime,
+      description: 'Only appointments updated strictly after this instant.',
+    }),
+    status: Type.Optional(AppointmentStatusSchema),
+    starts_after: Type.Optional({ ...DateTime, description: 'Only appointments starting at or after this instant.' }),
+    starts_before: Type.Optional({ ...DateTime, description: 'Only appointments starting at or before this instant.' }),
+  },
+  { additionalProperties: false },
+);

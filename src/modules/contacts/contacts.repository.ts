@@ -1,0 +1,108 @@
+// SQL for contacts. Every statement is scoped by workspace_id and names its columns.
+import type { Queryable } from '../../infra/database.js';
+import type { ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
+import { WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
+
+export const CONTACT_COLUMNS = `id, external_id, name, company_name, email, phone, whatsapp, origin, status,
+  api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
+
+export interface ContactListFilter {
+  status?: ContactStatus | undefined;
+  updatedAfter?: string | undefined;
+  /** keyset position: (updated_at, id) of the last row already served */
+  after?: readonly [string, string] | null;
+  limit: number;
+}
+
+export const contactsRepository = {
+  async list(db: Queryable, workspaceId: string, f: ContactListFilter): Promise<ContactT[]> {
+    const params: unknown[] = [workspaceId];
+    const where = ['workspace_id = $1'];
+    if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
+    if (f.updatedAfter !== undefined) where.push(`updated_at > $${params.push(f.updatedAfter)}::timestamptz`);
+    if (f.after) {
+      where.push(`(updated_at, id) > ($${params.push(f.after[0])}::timestamptz, $${params.push(f.after[1])}::uuid)`);
+    }
+    const limit = `$${params.push(f.limit)}`;
+    const shape = `contacts_list_${f.status !== undefined ? 's' : ''}${f.updatedAfter !== undefined ? 'u' : ''}${f.after ? 'k' : ''}`;
+    const { rows } = await db.query<ContactT>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY updated_at, id LIMIT ${limit}`,
+      params,
+      shape,
+    );
+    return rows;
+  },
+
+  async find(db: Queryable, workspaceId: string, id: string): Promise<ContactT | null> {
+    const { rows } = await db.query<ContactT>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE workspace_id = $1 AND id = $2`,
+      [workspaceId, id],
+      'contacts_find',
+    );
+    return rows[0] ?? null;
+  },
+
+  async insert(
+    db: Queryable,
+    workspaceId: string,
+    fields: ContactWrite & { status: ContactStatus },
+  ): Promise<ContactT> {
+    const { columns, values } = writable(fields);
+    const placeholders = values.map((_, i) => `$${i + 2}`);
+    const { rows } = await db.query<ContactT>(
+      `INSERT INTO contacts (workspace_id, ${columns.join(', ')}) VALUES ($1, ${placeholders.join(', ')})
+       RETURNING ${CONTACT_COLUMNS}`,
+      [workspaceId, ...values],
+    );
+    return rows[0]!;
+  },
+
+  /** Changes the given properties only; null when the contact does not exist in this workspace. */
+  async update(db: Queryable, workspaceId: string, id: string, fields: ContactWrite): Promise<ContactT | null> {
+    const { columns, values } = writable(fields);
+    const set = columns.map((c, i) => `${c} = $${i + 3}`);
+    const { rows } = await db.query<ContactT>(
+      `UPDATE contacts SET ${set.join(', ')} WHERE workspace_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`,
+      [workspaceId, id, ...values],
+    );
+    return rows[0] ?? null;
+  },
+
+  /**
+   * Creates the contact named by external_id, or changes the given properties of the existing one,
+   * in one statement: concurrent upserts of one external_id meet on the unique index and end in a
+   * single contact. `created` tells which of the two happened.
+   */
+  async upsertByExternalId(
+    db: Queryable,
+    workspaceId: string,
+    externalId: string,
+    fields: ContactWrite,
+  ): Promise<{ contact: ContactT; created: boolean }> {
+    const { columns, values } = writable(fields);
+    const placeholders = values.map((_, i) => `$${i + 3}`);
+    const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
+    const { rows } = await db.query<ContactT & { inserted: boolean }>(
+      `INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
+       VALUES ($1, $2, ${placeholders.join(', ')})
+       ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
+       RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
+      [workspaceId, externalId, ...values],
+    );
+    const { inserted, ...contact } = rows[0]!;
+    return { contact, created: inserted };
+  },
+};
+
+/** The properties present in a write body, in a fixed column order, from the whitelist only. */
+function writable(fields: ContactWrite): { columns: string[]; values: unknown[] } {
+  const columns: string[] = [];
+  const values: unknown[] = [];
+  for (const name of WRITABLE_CONTACT_FIELDS) {
+    if (Object.prototype.hasOwnProperty.call(fields, name) && fields[name] !== undefined) {
+      columns.push(name);
+      values.push(fields[name]);
+    }
+  }
+  return { columns, values };
+}

@@ -1,0 +1,113 @@
+// Contact resource and request bodies, exactly as spec sections 2.1-2.3 and 8 define them.
+import { Type, type Static } from 'typebox';
+import { Cursor, DateTime, Limit, Uuid } from '../../shared/schemas.js';
+
+export const CONTACT_STATUSES = [
+  'cold_list',
+  'prospecting_started',
+  'talking',
+  'qualified_conversation',
+  'nurturing',
+  'scheduled',
+  'meeting',
+  'post_meeting',
+  'customer_confirmed',
+  'lost',
+] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+/** A contact created without a status starts at the first stage of the pipeline. */
+export const DEFAULT_CONTACT_STATUS: ContactStatus = 'cold_list';
+
+const PHONE_PATTERN = '^\\+[1-9]\\d{7,14}$';
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]*$';
+
+// `type: [T, 'null']` rather than anyOf: the same meaning for validation and OpenAPI 3.1, and
+// the serializer writes it without trying branches.
+const nullableString = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+
+export const ContactStatusSchema = Type.Unsafe<ContactStatus>({
+  type: 'string',
+  enum: [...CONTACT_STATUSES],
+  description: 'Pipeline stage of the contact.',
+});
+
+export const Contact = Type.Object(
+  {
+    id: Uuid,
+    external_id: nullableString({ description: 'Identifier chosen by the caller (set through the upsert).' }),
+    name: nullableString(),
+    company_name: nullableString(),
+    email: nullableString({ format: 'email' }),
+    phone: nullableString({ pattern: PHONE_PATTERN }),
+    whatsapp: nullableString({ pattern: PHONE_PATTERN }),
+    origin: nullableString(),
+    status: ContactStatusSchema,
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+export type ContactT = Static<typeof Contact>;
+
+const writableProperties = {
+  name: Type.Optional(nullableString({ maxLength: 160 })),
+  company_name: Type.Optional(nullableString({ maxLength: 160 })),
+  email: Type.Optional(nullableString({ format: 'email', maxLength: 254 })),
+  phone: Type.Optional(
+    nullableString({ pattern: PHONE_PATTERN, description: 'E.164: plus sign, then 8 to 15 digits.' }),
+  ),
+  whatsapp: Type.Optional(
+    nullableString({ pattern: PHONE_PATTERN, description: 'E.164: plus sign, then 8 to 15 digits.' }),
+  ),
+  origin: Type.Optional(nullableString({ maxLength: 120 })),
+  status: Type.Optional(ContactStatusSchema),
+};
+
+export const WRITABLE_CONTACT_FIELDS = Object.keys(writableProperties) as (keyof ContactWrite)[];
+
+export const ContactCreate = Type.Object(writableProperties, {
+  additionalProperties: false,
+  description: 'Carries the key name or company_name, and at least one of the keys email, phone, whatsapp.',
+  allOf: [
+    {
+      description: 'The body must carry name or company_name.',
+      anyOf: [{ required: ['name'] }, { required: ['company_name'] }],
+    },
+    {
+      description: 'The body must carry at least one of email, phone, whatsapp.',
+      anyOf: [{ required: ['email'] }, { required: ['phone'] }, { required: ['whatsapp'] }],
+    },
+  ],
+});
+
+export const ContactUpdate = Type.Object(writableProperties, {
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'Only the properties sent are changed; send null to clear a nullable property.',
+});
+export type ContactWrite = Static<typeof ContactUpdate>;
+
+export const ContactIdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+export const ExternalIdParams = Type.Object(
+  {
+    external_id: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: EXTERNAL_ID_PATTERN,
+      description: 'Identifier of the contact in the calling system; percent-encode "/" as %2F.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ContactListQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    updated_after: Type.Optional({ ...DateTime, description: 'Only contacts updated strictly after this instant.' }),
+    status: Type.Optional(ContactStatusSchema),
+  },
+  { additionalProperties: false },
+);

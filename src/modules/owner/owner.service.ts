@@ -1,0 +1,206 @@
+// What a workspace owner can do, and only the owner: manage workspaces and API keys, and seed data.
+// The public API never reaches this module. Each command is a plain function of the store and a
+// JSON input, so the CLI can run it against the store directly or hand it to a running embedded
+// server (owner-channel.ts), with the same result.
+import type { Database } from '../../infra/database.js';
+import { apiKeysRepository, type ApiKeyRow, type UsageRow } from '../api-keys/api-keys.repository.js';
+import { AUTH_CHANGED_CHANNEL } from '../api-keys/authenticator.js';
+import { issueKey } from '../api-keys/key-format.js';
+import { isScope, SCOPES, type Scope } from '../api-keys/scopes.js';
+import { workspacesRepository, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
+import { seedAppointments, seedContacts } from './seed.js';
+
+export class OwnerError extends Error {}
+
+export interface OwnerContext {
+  db: Database;
+  defaultRateLimitPerMinute: number;
+}
+
+export interface CreatedKey extends ApiKeyRow {
+  /** The full API key: shown once, never stored. */
+  key: string;
+}
+
+export interface KeyWithUsage extends ApiKeyRow {
+  status: 'active' | 'expired' | 'revoked';
+  requests_today: number;
+  requests_last_7_days: number;
+  usage_by_day: { day: string; requests: number }[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function requireUuid(id: string, what: string): string {
+  if (!UUID.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id}".`);
+  return id;
+}
+
+function requireTimezone(tz: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz;
+  } catch {
+    throw new OwnerError(`Unknown IANA time zone "${tz}".`);
+  }
+}
+
+function keyStatus(k: ApiKeyRow): KeyWithUsage['status'] {
+  if (k.revoked_at) return 'revoked';
+  if (k.expires_at && Date.parse(k.expires_at) <= Date.now()) return 'expired';
+  return 'active';
+}
+
+export const ownerCommands = {
+  async createWorkspace(ctx: OwnerContext, input: { name: string; timezone?: string }): Promise<WorkspaceRow> {
+    const name = input.name?.trim();
+    if (!name || name.length > 200) throw new OwnerError('A workspace name of 1 to 200 characters is required.');
+    return workspacesRepository.create(ctx.db, { name, timezone: requireTimezone(input.timezone ?? 'UTC') });
+  },
+
+  async listWorkspaces(ctx: OwnerContext): Promise<WorkspaceRow[]> {
+    return workspacesRepository.list(ctx.db);
+  },
+
+  async setWorkspaceStatus(
+    ctx: OwnerContext,
+    input: { workspaceId: string; status: 'active' | 'suspended' },
+  ): Promise<WorkspaceRow> {
+    const ws = await ctx.db.transaction(async (tx) => {
+      const row = await workspacesRepository.setStatus(
+        tx,
+        requireUuid(input.workspaceId, 'workspace id'),
+        input.status,
+      );
+      await tx.query('SELECT pg_notify($1, $2)', [AUTH_CHANGED_CHANNEL, 'workspace']);
+      return row;
+    });
+    if (!ws) throw new OwnerError(`No workspace ${input.workspaceId}.`);
+    return ws;
+  },
+
+  async createKey(
+    ctx: OwnerContext,
+    input: { workspaceId: string; name: string; scopes: string[]; rateLimitPerMinute?: number; expiresInMs?: number },
+  ): Promise<CreatedKey> {
+    const workspaceId = requireUuid(input.workspaceId, 'workspace id');
+    if (!(await workspacesRepository.find(ctx.db, workspaceId))) throw new OwnerError(`No workspace ${workspaceId}.`);
+    const scopes = [...new Set(input.scopes)];
+    if (scopes.length === 0) throw new OwnerError(`At least one scope is required: ${SCOPES.join(', ')}.`);
+    const unknown = scopes.filter((s) => !isScope(s));
+    if (unknown.length) throw new OwnerError(`Unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')}.`);
+    const name = input.name?.trim();
+    if (!name || name.length > 200) throw new OwnerError('A key name of 1 to 200 characters is required.');
+    const rate = input.rateLimitPerMinute ?? ctx.defaultRateLimitPerMinute;
+    if (!Number.isInteger(rate) || rate < 1)
+      throw new OwnerError('The rate limit must be a positive whole number per minute.');
+    if (input.expiresInMs !== undefined && !(input.expiresInMs > 0))
+      throw new OwnerError('The expiry must be in the future.');
+    const issued = issueKey();
+    const row = await apiKeysRepository.insert(ctx.db, {
+      id: issued.id,
+      workspaceId,
+      name,
+      secretSha256: issued.secretSha256,
+      scopes: scopes as Scope[],
+      rateLimitPerMinute: rate,
+      expiresInMs: input.expiresInMs ?? null,
+    });
+    return { ...row, key: issued.key };
+  },
+
+  async listKeys(ctx: OwnerContext, input: { workspaceId?: string }): Promise<KeyWithUsage[]> {
+    const ws = input.workspaceId ? requireUuid(input.workspaceId, 'workspace id') : null;
+    const keys = await apiKeysRepository.listByWorkspace(ctx.db, ws);
+    const today = new Date().toISOString().slice(0, 10);
+    return Promise.all(
+      keys.map(async (k) => {
+        const usage = await apiKeysRepository.usage(ctx.db, k.id, 7);
+        const byDay = new Map<string, number>();
+        for (const u of usage) byDay.set(u.day, (byDay.get(u.day) ?? 0) + u.requests);
+        return {
+          ...k,
+          status: keyStatus(k),
+          requests_today: byDay.get(today) ?? 0,
+          requests_last_7_days: [...byDay.values()].reduce((a, b) => a + b, 0),
+          usage_by_day: [...byDay].map(([day, requests]) => ({ day, requests })),
+        };
+      }),
+    );
+  },
+
+  async keyUsage(
+    ctx: OwnerContext,
+    input: { keyId: string; days?: number },
+  ): Promise<{ key: ApiKeyRow; usage: UsageRow[] }> {
+    const key = await apiKeysRepository.find(ctx.db, input.keyId);
+    if (!key) throw new OwnerError(`No API key ${input.keyId}.`);
+    return { key, usage: await apiKeysRepository.usage(ctx.db, input.keyId, input.days ?? 30) };
+  },
+
+  async revokeKey(ctx: OwnerContext, input: { keyId: string }): Promise<ApiKeyRow> {
+    const row = await ctx.db.transaction(async (tx) => {
+      const revoked = await apiKeysRepository.revoke(tx, input.keyId);
+      await tx.query('SELECT pg_notify($1, $2)', [AUTH_CHANGED_CHANNEL, 'key']);
+      return revoked;
+    });
+    if (!row) throw new OwnerError(`No API key ${input.keyId}.`);
+    return row;
+  },
+
+  /** Issues a successor with the same workspace, name, scopes and rate limit; the old key lives on for `graceMs`. */
+  async rotateKey(
+    ctx: OwnerContext,
+    input: { keyId: string; graceMs: number },
+  ): Promise<{ new_key: CreatedKey; old_key: ApiKeyRow }> {
+    if (!(input.graceMs >= 0)) throw new OwnerError('The grace period must be zero or more.');
+    return ctx.db.transaction(async (tx) => {
+      const old = await apiKeysRepository.find(tx, input.keyId);
+      if (!old) throw new OwnerError(`No API key ${input.keyId}.`);
+      if (keyStatus(old) !== 'active')
+        throw new OwnerError(`API key ${input.keyId} is ${keyStatus(old)}; only an active key can be rotated.`);
+      const issued = issueKey();
+      const successor = await apiKeysRepository.insert(tx, {
+        id: issued.id,
+        workspaceId: old.workspace_id,
+        name: old.name,
+        secretSha256: issued.secretSha256,
+        scopes: old.scopes,
+        rateLimitPerMinute: old.rate_limit_per_minute,
+        expiresInMs: null,
+      });
+      const retired = await apiKeysRepository.retire(tx, old.id, successor.id, input.graceMs);
+      await tx.query('SELECT pg_notify($1, $2)', [AUTH_CHANGED_CHANNEL, 'key']);
+      return { new_key: { ...successor, key: issued.key }, old_key: retired! };
+    });
+  },
+
+  async seed(
+    ctx: OwnerContext,
+    input: { workspaceId: string; contacts: number; appointments: number },
+  ): Promise<{ workspace_id: string; contacts: number; appointments: number }> {
+    const workspaceId = requireUuid(input.workspaceId, 'workspace id');
+    if (!(await workspacesRepository.find(ctx.db, workspaceId))) throw new OwnerError(`No workspace ${workspaceId}.`);
+    return ctx.db.transaction(async (tx) => ({
+      workspace_id: workspaceId,
+      contacts: await seedContacts(tx, workspaceId, input.contacts),
+      appointments: await seedAppointments(tx, workspaceId, input.appointments),
+    }));
+  },
+};
+
+export type OwnerCommands = typeof ownerCommands;
+export type OwnerCommandName = keyof OwnerCommands;
+export type OwnerInput<N extends OwnerCommandName> = Parameters<OwnerCommands[N]>[1];
+export type OwnerOutput<N extends OwnerCommandName> = Awaited<ReturnType<OwnerCommands[N]>>;
+
+export const isOwnerCommand = (name: string): name is OwnerCommandName => Object.hasOwn(ownerCommands, name);
+
+/** Runs a command by name with an input that arrived as JSON (the owner channel). */
+export function runOwnerCommand(ctx: OwnerContext, name: OwnerCommandName, input: unknown): Promise<unknown> {
+  return (ownerCommands[name] as (this: void, c: OwnerContext, i: unknown) => Promise<unknown>).call(
+    undefined,
+    ctx,
+    input,
+  );
+}

@@ -1,0 +1,162 @@
+// The one place where errors become responses: every failure, whatever raised it, leaves as the
+// spec's error object (section 7) with request_id equal to the X-Request-Id header. Messages are
+// written here or in ApiError throws; nothing from an unexpected error (SQL, stack, values)
+// reaches the client.
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { isStoreUnavailable } from '../infra/database.js';
+import { ApiError } from '../shared/errors.js';
+import './types.js';
+
+type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
+
+export function renderError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  if (err.retryAfter !== undefined) reply.header('retry-after', err.retryAfter);
+  const error: Record<string, unknown> = {
+    type: err.type,
+    code: err.code,
+    message: err.message,
+    request_id: request.id,
+  };
+  if (err.details) error.details = err.details;
+  return reply.code(err.status).type('application/json; charset=utf-8').send({ error });
+}
+
+export default fp(
+  async function errors(app: FastifyInstance) {
+    app.setErrorHandler(async (raw: FastifyError, request, reply) => {
+      const err = toApiError(raw);
+      if (err.status >= 500) {
+        request.log.error({ err: raw, code: err.code }, 'request failed');
+      }
+      return renderError(request, reply, err);
+    });
+
+    app.setNotFoundHandler(async (request, reply) =>
+      renderError(
+        request,
+        reply,
+        new ApiError('route_not_found', {
+          message: `No operation ${request.method} ${request.url.split('?')[0]}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
+        }),
+      ),
+    );
+  },
+  { name: 'errors' },
+);
+
+function toApiError(err: FastifyError): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.validation)
+    return fromValidation(err.validationContext as ValidationContext, err.validation as ErrorObject[]);
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json');
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || err.statusCode === 400) return new ApiError('invalid_json');
+  if (err.statusCode === 413) return new ApiError('payload_too_large');
+  if (err.statusCode === 415) return new ApiError('unsupported_media_type');
+  if (isStoreUnavailable(err)) return new ApiError('service_unavailable', { retryAfter: 2 });
+  return new ApiError('internal_error');
+}
+
+// ------------------------------------------------------------------------------- validation messages
+
+interface ParamSchema {
+  type?: string | string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  enum?: unknown[];
+}
+
+/** "limit must be an integer from 1 to 100", written from the parameter's own schema. */
+function describeRule(name: string, schema: ParamSchema | undefined): string {
+  if (!schema) return `${name} is invalid`;
+  if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
+  if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {
+    return `${name} must be an integer from ${schema.minimum} to ${schema.maximum}`;
+  }
+  if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time, e.g. 2026-11-22T06:05:43.123Z`;
+  if (schema.format === 'uuid') return `${name} must be a UUID`;
+  if (schema.pattern) {
+    return `${name} must be ${schema.minLength ?? 0} to ${schema.maxLength ?? 'any number of'} characters matching ${schema.pattern}`;
+  }
+  if (schema.maxLength !== undefined) return `${name} must be at most ${schema.maxLength} characters`;
+  return `${name} is invalid`;
+}
+
+function fromValidation(context: ValidationContext, errors: ErrorObject[]): ApiError {
+  if (context === 'body') return bodyValidationError(errors);
+  const first = errors[0];
+  const name = first ? parameterName(first) : 'parameter';
+  const unknown = first?.keyword === 'additionalProperties';
+  const message = unknown ? `Unknown parameter ${name}.` : `${describeRule(name, first?.parentSchema as ParamSchema)}.`;
+  switch (context) {
+    case 'querystring':
+      return new ApiError('invalid_query_parameter', { message, details: { parameter: name } });
+    case 'params':
+      return new ApiError('invalid_path_parameter', { message, details: { parameter: name } });
+    case 'headers':
+      return name === 'idempotency-key'
+        ? new ApiError('idempotency_key_invalid', { details: { header: 'Idempotency-Key' } })
+        : new ApiError('invalid_header', { message, details: { header: name } });
+  }
+}
+
+function parameterName(e: ErrorObject): string {
+  const p = e.params as { additionalProperty?: string; missingProperty?: string };
+  return p.additionalProperty ?? p.missingProperty ?? (e.instancePath.replace(/^\//, '') || 'parameter');
+}
+
+function bodyValidationError(errors: ErrorObject[]): ApiError {
+  // Errors inside an anyOf branch only explain why that branch failed; the anyOf itself carries
+  // the rule, written in its description.
+  const branchPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.schemaPath);
+  const problems = errors
+    .filter((e) => !branchPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(p)))
+    .map((e) => {
+      const field =
+        e.keyword === 'additionalProperties'
+          ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`
+          : e.instancePath;
+      return { field: field.replace(/^\//, '') || null, message: bodyMessage(e) };
+    });
+  const first = problems[0];
+  const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
+  return new ApiError('validation_failed', { message, details: { errors: problems } });
+}
+
+function bodyMessage(e: ErrorObject): string {
+  const parent = e.parentSchema as { description?: string } | undefined;
+  switch (e.keyword) {
+    case 'anyOf':
+      return parent?.description ?? 'must match one of the allowed forms';
+    case 'additionalProperties':
+      return 'is not a property of this body';
+    case 'minProperties':
+      return 'the body must contain at least one property';
+    case 'type':
+      return `must be ${String((e.params as { type: string | string[] }).type).replace(',', ' or ')}`;
+    case 'enum':
+      return `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
+    case 'pattern':
+      return `must match ${(e.params as { pattern: string }).pattern}`;
+    case 'format':
+      return `must be a valid ${(e.params as { format: string }).format}`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}

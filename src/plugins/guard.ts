@@ -1,0 +1,78 @@
+// Authentication, rate limiting, workspace status and scope, in that order, before the body is
+// read: a request that may not run costs no parsing and no database write. Every answer, refusals
+// included, carries RateLimit-Limit/-Remaining/-Reset (spec 4.1.2, 8.1): the key's quota once the
+// key is known, the client address's quota for requests without a valid key.
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Authenticator } from '../modules/api-keys/authenticator.js';
+import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
+import { ApiError } from '../shared/errors.js';
+import type { RateLimitDecision, RateLimiter } from '../shared/rate-limiter.js';
+import './types.js';
+
+export interface GuardOptions {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  usage: UsageRecorder;
+  unauthenticatedLimitPerMinute: number;
+}
+
+function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void {
+  reply.header('ratelimit-limit', d.limit);
+  reply.header('ratelimit-remaining', d.remaining);
+  reply.header('ratelimit-reset', new Date(d.resetAtMs).toISOString());
+}
+
+function rateLimited(d: RateLimitDecision): ApiError {
+  return new ApiError('rate_limit_exceeded', {
+    retryAfter: Math.max(1, Math.ceil((d.resetAtMs - Date.now()) / 1000)),
+    details: { limit: d.limit, reset_at: new Date(d.resetAtMs).toISOString() },
+  });
+}
+
+export default fp<GuardOptions>(
+  async function guard(app: FastifyInstance, opts: GuardOptions) {
+    app.decorateRequest('principal', null);
+
+    const limitByAddress = async (ip: string, reply: FastifyReply) => {
+      const d = await opts.rateLimiter.consume(`ip:${ip}`, opts.unauthenticatedLimitPerMinute);
+      applyRateLimitHeaders(reply, d);
+      if (!d.allowed) throw rateLimited(d);
+    };
+
+    app.addHook('onRequest', async (request, reply) => {
+      const config = request.routeOptions.config;
+      if (config.unmetered) return;
+      if (config.public) return limitByAddress(request.ip, reply);
+
+      const outcome = await opts.authenticator.authenticate(request.headers.authorization);
+      if (!outcome.ok) {
+        await limitByAddress(request.ip, reply);
+        throw new ApiError('invalid_api_key');
+      }
+      const principal = outcome.principal;
+      request.principal = principal;
+
+      const d = await opts.rateLimiter.consume(`key:${principal.keyId}`, principal.rateLimitPerMinute);
+      applyRateLimitHeaders(reply, d);
+      if (!d.allowed) throw rateLimited(d);
+
+      if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
+      // Unknown paths have no scope: they fall through to the 404 handler.
+      if (config.scope && !principal.scopes.has(config.scope)) {
+        throw new ApiError('insufficient_scope', {
+          message: `This operation requires the scope ${config.scope}.`,
+          details: { required_scope: config.scope },
+        });
+      }
+    });
+
+    app.addHook('onResponse', async (request, reply) => {
+      if (!request.principal) return;
+      const schema: { operationId?: string } | undefined = request.routeOptions.schema;
+      const operation = schema?.operationId ?? 'unmatched';
+      opts.usage.record(request.principal.keyId, operation, reply.statusCode);
+    });
+  },
+  { name: 'guard', dependencies: ['request-conventions'] },
+);

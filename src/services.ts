@@ -1,0 +1,24 @@
+// The long-lived parts of the service, built once in app.ts and handed to the route modules.
+import type { Config } from './config.js';
+import type { Database } from './infra/database.js';
+import type { Authenticator } from './modules/api-keys/authenticator.js';
+import type { UsageRecorder } from './modules/api-keys/usage-recorder.js';
+import type { CursorCodec } from './shared/cursor.js';
+import type { IdempotencyStore } from './shared/idempotency.js';
+import type { RateLimiter } from './shared/rate-limiter.js';
+
+export interface Services {
+  config: Config;
+  db: Database;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  usage: UsageRecorder;
+  idempotency: IdempotencyStore;
+  cursors: CursorCodec;
+  /** Present when a Redis is configured: answers whether it responds. */
+  redisProbe: (() => Promise<boolean>) | null;
+}
+
+export interface RouteOptions {
+  services: Services;
+}

@@ -1,0 +1,76 @@
+// Keyset cursors: opaque to clients, tamper-evident (HMAC-SHA256 with the instance's cursor secret)
+// and bound to the resource, the workspace and the filters they were issued with. A cursor carries
+// the sort key of the last row served, so the next page is one index range scan whatever its depth.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError } from './errors.js';
+import { canonicalJson } from './canonical-json.js';
+
+export type SortKey = readonly (string | number)[];
+
+interface CursorPayload {
+  /** resource list the cursor belongs to, e.g. "contacts" */
+  r: string;
+  /** workspace id */
+  w: string;
+  /** digest of the filters */
+  f: string;
+  /** sort key of the last row of the page */
+  k: SortKey;
+}
+
+export interface CursorScope {
+  resource: string;
+  workspaceId: string;
+  /** every filter that shapes the result set (not the page size) */
+  filters: Record<string, unknown>;
+}
+
+const MAC_BYTES = 16;
+
+export class CursorCodec {
+  readonly #secret: Buffer;
+
+  constructor(secret: string) {
+    this.#secret = Buffer.from(secret, 'utf8');
+  }
+
+  encode(scope: CursorScope, key: SortKey): string {
+    const payload: CursorPayload = { r: scope.resource, w: scope.workspaceId, f: filterDigest(scope.filters), k: key };
+    const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+    return `${body}.${this.#mac(body).toString('base64url')}`;
+  }
+
+  /** The sort key carried by `cursor`, or a 400 invalid_cursor when it was not issued for this scope. */
+  decode(scope: CursorScope, cursor: string): SortKey {
+    const invalid = () => new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
+    const dot = cursor.indexOf('.');
+    if (dot <= 0) throw invalid();
+    const body = cursor.slice(0, dot);
+    const mac = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = this.#mac(body);
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
+    let payload: CursorPayload;
+    try {
+      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorPayload;
+    } catch {
+      throw invalid();
+    }
+    if (
+      payload.r !== scope.resource ||
+      payload.w !== scope.workspaceId ||
+      payload.f !== filterDigest(scope.filters) ||
+      !Array.isArray(payload.k)
+    ) {
+      throw invalid();
+    }
+    return payload.k as SortKey;
+  }
+
+  #mac(body: string): Buffer {
+    return createHmac('sha256', this.#secret).update(body).digest().subarray(0, MAC_BYTES);
+  }
+}
+
+function filterDigest(filters: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(filters)).digest('base64url').slice(0, 16);
+}

@@ -1,0 +1,113 @@
+// One error class, one closed list of codes, one table that maps each code to its HTTP status and
+// error type. Every error response of the service is rendered from an ApiError (plugins/errors.ts).
+
+export type ErrorType =
+  | 'invalid_request'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found'
+  | 'idempotency_error'
+  | 'validation_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+interface CodeDefinition {
+  status: number;
+  type: ErrorType;
+  /** Default message; specific throws may say more, never echoing secrets or internal data. */
+  message: string;
+}
+
+export const ERROR_CODES = {
+  invalid_query_parameter: { status: 400, type: 'invalid_request', message: 'A query parameter is invalid.' },
+  invalid_path_parameter: { status: 400, type: 'invalid_request', message: 'A path parameter is invalid.' },
+  invalid_cursor: {
+    status: 400,
+    type: 'invalid_request',
+    message: 'The cursor was not issued by this service for this workspace and these filters.',
+  },
+  invalid_json: { status: 400, type: 'invalid_request', message: 'The request body is not valid JSON.' },
+  idempotency_key_missing: {
+    status: 400,
+    type: 'invalid_request',
+    message: 'This operation requires an Idempotency-Key header (8 to 128 characters).',
+  },
+  idempotency_key_invalid: {
+    status: 400,
+    type: 'invalid_request',
+    message: 'The Idempotency-Key header must be 8 to 128 visible ASCII characters.',
+  },
+  invalid_header: { status: 400, type: 'invalid_request', message: 'A request header is invalid.' },
+  invalid_api_key: {
+    status: 401,
+    type: 'authentication_error',
+    message: 'The API key is missing, malformed, unknown, expired or revoked.',
+  },
+  workspace_suspended: {
+    status: 403,
+    type: 'permission_error',
+    message: 'The workspace of this API key is suspended.',
+  },
+  insufficient_scope: {
+    status: 403,
+    type: 'permission_error',
+    message: 'The API key lacks the scope this operation requires.',
+  },
+  resource_not_found: { status: 404, type: 'not_found', message: 'No such resource.' },
+  route_not_found: { status: 404, type: 'not_found', message: 'No such operation.' },
+  idempotency_key_reused: {
+    status: 409,
+    type: 'idempotency_error',
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    type: 'idempotency_error',
+    message: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
+  },
+  payload_too_large: { status: 413, type: 'invalid_request', message: 'The request body is too large.' },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request',
+    message: 'The request body must be sent with Content-Type: application/json.',
+  },
+  validation_failed: { status: 422, type: 'validation_error', message: 'The request body is invalid.' },
+  rate_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests for this API key; retry after the time in Retry-After.',
+  },
+  internal_error: { status: 500, type: 'api_error', message: 'An unexpected error occurred; it has been logged.' },
+  service_unavailable: {
+    status: 503,
+    type: 'api_error',
+    message: 'The service is temporarily unavailable; retry after the time in Retry-After.',
+  },
+} as const satisfies Record<string, CodeDefinition>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly details: Record<string, unknown> | undefined;
+  /** Seconds, sent as Retry-After (429, 503, 409 in use). */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: Record<string, unknown>; retryAfter?: number } = {},
+  ) {
+    const def: CodeDefinition = ERROR_CODES[code];
+    super(options.message ?? def.message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = def.status;
+    this.type = def.type;
+    this.details = options.details;
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+export const notFound = (what: string) => new ApiError('resource_not_found', { message: `No such ${what}.` });

@@ -1,0 +1,78 @@
+// Schemas every version shares: envelopes, the error object, query parameters, headers. A route's
+// schema is its TypeScript type, its validator, its response serializer and its OpenAPI entry.
+import { Type, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({
+  format: 'uuid',
+  description: 'UUID',
+  examples: ['0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41'],
+});
+
+/** RFC 3339 date-time in UTC with millisecond precision, e.g. 2026-11-22T06:05:43.123Z. */
+export const DateTime = Type.String({ format: 'date-time', examples: ['2026-11-22T06:05:43.123Z'] });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object(
+      {
+        type: Type.String({
+          description:
+            'Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.',
+        }),
+        code: Type.String({
+          description: 'Stable machine-readable code; see the error catalog in the service description.',
+        }),
+        message: Type.String({ description: 'Human-readable explanation; safe to show, never contains secrets.' }),
+        request_id: Type.String({ description: 'Equals the X-Request-Id header of the same response.' }),
+        details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PageInfo = Type.Object(
+  {
+    limit: Type.Integer({ description: 'The page size applied.' }),
+    has_more: Type.Boolean({ description: 'Whether a further page exists.' }),
+    next_cursor: Nullable(Type.String({ description: 'Opaque cursor for the next page; null when there is none.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), page: PageInfo }, { additionalProperties: false });
+
+export const Single = <T extends TSchema>(item: T) => Type.Object({ data: item }, { additionalProperties: false });
+
+export const LIMIT_MIN = 1;
+export const LIMIT_MAX = 100;
+export const LIMIT_DEFAULT = 50;
+
+export const Limit = Type.Integer({
+  minimum: LIMIT_MIN,
+  maximum: LIMIT_MAX,
+  default: LIMIT_DEFAULT,
+  description: `Page size, an integer from ${LIMIT_MIN} to ${LIMIT_MAX} (default ${LIMIT_DEFAULT}).`,
+});
+
+export const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'The opaque page.next_cursor of the previous page, with the same filters.',
+});
+
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7E]{8,128}$';
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.String({
+    minLength: 8,
+    maxLength: 128,
+    pattern: IDEMPOTENCY_KEY_PATTERN,
+    description:
+      'Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409.',
+  }),
+});
