@@ -13,7 +13,7 @@ import { CursorCodec } from './shared/cursor.js';
 import { IdempotencyStore } from './shared/idempotency.js';
 import { RateLimiter } from './shared/rate-limiter.js';
 import requestConventions from './plugins/request-conventions.js';
-import guard from './plugins/guard.js';
+import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors from './plugins/errors.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
@@ -46,7 +46,9 @@ export async function buildApp(
   });
   useStrictValidators(app);
 
-  await app.register(errors);
+  await app.register(errors, {
+    ensureRateLimitHeaders: addressRateLimitHeaders(services.rateLimiter, config.unauthenticatedRateLimitPerMinute),
+  });
   await app.register(requestConventions);
   await app.register(guard, {
     authenticator: services.authenticator,
@@ -58,6 +60,7 @@ export async function buildApp(
   await app.register(healthRoutes, { services });
   await app.register(v1, { prefix: '/v1', services });
 
+  void services.idempotency.purgeExpired().catch(() => undefined);
   const purge = setInterval(() => void services.idempotency.purgeExpired().catch(() => undefined), 10 * 60_000);
   purge.unref();
 

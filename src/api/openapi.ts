@@ -67,6 +67,10 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
       };
       for (const item of Object.values(doc.paths ?? {})) {
         for (const [method, op] of Object.entries(item)) {
+          // Header parameters are matched case-insensitively; publish them in their usual casing.
+          for (const p of (op.parameters ?? []) as Json[]) {
+            if (p.in === 'header' && p.name === 'idempotency-key') p.name = 'Idempotency-Key';
+          }
           const responses = (op.responses ?? {}) as Record<string, Json>;
           const isWrite = method !== 'get';
           for (const [status, response] of Object.entries(responses)) {

@@ -23,13 +23,22 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, err: A
   return reply.code(err.status).type('application/json; charset=utf-8').send({ error });
 }
 
-export default fp(
-  async function errors(app: FastifyInstance) {
+export interface ErrorsOptions {
+  /**
+   * Adds the RateLimit headers to an error answered before the guard could (the store failed
+   * during authentication, the request was malformed before routing): every answer carries them.
+   */
+  ensureRateLimitHeaders: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
+
+export default fp<ErrorsOptions>(
+  async function errors(app: FastifyInstance, opts: ErrorsOptions) {
     app.setErrorHandler(async (raw: FastifyError, request, reply) => {
       const err = toApiError(raw);
       if (err.status >= 500) {
         request.log.error({ err: raw, code: err.code }, 'request failed');
       }
+      if (!request.routeOptions.config.unmetered) await opts.ensureRateLimitHeaders(request, reply);
       return renderError(request, reply, err);
     });
 

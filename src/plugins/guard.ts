@@ -3,7 +3,7 @@
 // included, carries RateLimit-Limit/-Remaining/-Reset (spec 4.1.2, 8.1): the key's quota once the
 // key is known, the client address's quota for requests without a valid key.
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
 import { ApiError } from '../shared/errors.js';
@@ -28,6 +28,14 @@ function rateLimited(d: RateLimitDecision): ApiError {
     retryAfter: Math.max(1, Math.ceil((d.resetAtMs - Date.now()) / 1000)),
     details: { limit: d.limit, reset_at: new Date(d.resetAtMs).toISOString() },
   });
+}
+
+/** Counts the request against its client address unless its RateLimit headers are already set. */
+export function addressRateLimitHeaders(rateLimiter: RateLimiter, limitPerMinute: number) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (reply.hasHeader('ratelimit-limit')) return;
+    applyRateLimitHeaders(reply, await rateLimiter.consume(`ip:${request.ip}`, limitPerMinute));
+  };
 }
 
 export default fp<GuardOptions>(

@@ -1,0 +1,143 @@
+// Test harness: a real server on a real port over a real database. The store is PGlite in memory
+// by default and PostgreSQL when DATABASE_URL is set, so every test runs in both modes. Tests own
+// their fixtures: each creates the workspaces and keys it needs, so files can share one database.
+import { randomUUID } from 'node:crypto';
+import { buildApp, type BuiltApp } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
+import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+
+export const STORE: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: T;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** sent as is, instead of JSON.stringify(body) */
+  raw?: string;
+  contentType?: string;
+  idem?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  baseUrl: string;
+  db: Database;
+  built: BuiltApp;
+  owner: OwnerContext;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  /** A fresh workspace with a key holding `scopes` (all of them by default). */
+  workspace(options?: { scopes?: Scope[]; rateLimitPerMinute?: number; timezone?: string }): Promise<TestWorkspace>;
+  close(): Promise<void>;
+}
+
+export interface TestWorkspace {
+  id: string;
+  key: string;
+  keyId: string;
+  /** another key of the same workspace */
+  newKey(
+    scopes: Scope[],
+    options?: { rateLimitPerMinute?: number; expiresInMs?: number },
+  ): Promise<{ id: string; key: string }>;
+}
+
+export async function openTestDatabase(): Promise<Database> {
+  const db = process.env.DATABASE_URL
+    ? createPostgresDatabase(process.env.DATABASE_URL, 10)
+    : await createEmbeddedDatabase(null);
+  await migrate(db);
+  return db;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
+}
+
+export async function startTestServer(
+  options: { config?: Partial<Config>; db?: Database; logger?: Parameters<typeof buildApp>[2] } = {},
+): Promise<TestServer> {
+  const ownsDb = !options.db;
+  const db = options.db ?? (await openTestDatabase());
+  const config = testConfig(options.config);
+  const built = await buildApp(config, db, options.logger ?? { logger: false });
+  const address = await built.app.listen({ port: 0, host: '127.0.0.1' });
+  const owner: OwnerContext = { db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute };
+
+  const request = async (method: string, path: string, o: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    if (o.idem) headers['idempotency-key'] = o.idem;
+    let payload: string | undefined;
+    if (o.raw !== undefined) payload = o.raw;
+    else if (o.body !== undefined) payload = JSON.stringify(o.body);
+    if (payload !== undefined || o.contentType) headers['content-type'] = o.contentType ?? 'application/json';
+    const res = await fetch(address + path, { method, headers, body: payload });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, json } as TestResponse;
+  };
+
+  const workspace: TestServer['workspace'] = async (o = {}) => {
+    const ws = await ownerCommands.createWorkspace(owner, {
+      name: `test-${randomUUID().slice(0, 8)}`,
+      timezone: o.timezone ?? 'UTC',
+    });
+    const newKey: TestWorkspace['newKey'] = async (scopes, k = {}) => {
+      const created = await ownerCommands.createKey(owner, {
+        workspaceId: ws.id,
+        name: 'test key',
+        scopes,
+        ...(k.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: k.rateLimitPerMinute } : {}),
+        ...(k.expiresInMs !== undefined ? { expiresInMs: k.expiresInMs } : {}),
+      });
+      return { id: created.id, key: created.key };
+    };
+    const main = await newKey(
+      o.scopes ?? [...SCOPES],
+      o.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: o.rateLimitPerMinute } : {},
+    );
+    return { id: ws.id, key: main.key, keyId: main.id, newKey };
+  };
+
+  return {
+    baseUrl: address,
+    db,
+    built,
+    owner,
+    request,
+    workspace,
+    async close() {
+      await built.close();
+      if (ownsDb) await db.close();
+    },
+  };
+}
+
+export const idem = () => `test-${randomUUID()}`;
+
+export const contactBody = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Ana Souza',
+  company_name: 'Souza Ltda',
+  email: `ana.${randomUUID().slice(0, 8)}@example.com`,
+  phone: '+5511912345678',
+  whatsapp: '+5511987654321',
+  origin: 'website',
+  status: 'talking',
+  ...overrides,
+});
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
