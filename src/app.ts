@@ -83,6 +83,7 @@ async function createServices(config: Config, db: Database): Promise<Services> {
   let redisProbe: Services['redisProbe'] = null;
   if (config.redisUrl) {
     const redisStore = new RedisRateLimitStore(config.redisUrl, () => undefined);
+    await redisStore.connected();
     store = redisStore;
     redisProbe = () => redisStore.ping();
   } else {

@@ -47,13 +47,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-// INCR, open the window on the first hit, return count and time left: atomic in Redis.
+// Count the hit; the first hit of a window stores when the window ends (Redis's own clock, so all
+// processes agree) and makes the hash expire then. Returns the count and that end, as epoch ms.
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {count, ttl}
+local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
+local reset = tonumber(redis.call('HGET', KEYS[1], 'reset'))
+if count == 1 or reset == nil then
+  local t = redis.call('TIME')
+  reset = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+  redis.call('HSET', KEYS[1], 'reset', reset)
+  redis.call('PEXPIREAT', KEYS[1], reset)
+end
+return {count, reset}
 `;
 
 type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> };
@@ -89,12 +94,26 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async hit(bucket: string, windowMs: number): Promise<WindowState> {
     try {
-      const [count, ttl] = await this.#redis.rateLimitHit(bucket, windowMs);
-      return { count, resetAtMs: Date.now() + ttl };
+      const [count, resetAtMs] = await this.#redis.rateLimitHit(bucket, windowMs);
+      return { count, resetAtMs };
     } catch (err) {
       this.#onDegraded(err as Error);
       return this.#fallback.hitNow(bucket, windowMs);
     }
+  }
+
+  /** Resolves once connected (or after `timeoutMs`, leaving the fallback to count meanwhile). */
+  async connected(timeoutMs = 2_000): Promise<void> {
+    if (this.#redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#redis.once('ready', done);
+    });
   }
 
   async ping(): Promise<boolean> {

@@ -80,7 +80,7 @@ function toApiError(err: FastifyError): ApiError {
 
 // ------------------------------------------------------------------------------- validation messages
 
-interface ParamSchema {
+export interface ParamSchema {
   type?: string | string[];
   minimum?: number;
   maximum?: number;
@@ -92,7 +92,7 @@ interface ParamSchema {
 }
 
 /** "limit must be an integer from 1 to 100", written from the parameter's own schema. */
-function describeRule(name: string, schema: ParamSchema | undefined): string {
+export function describeRule(name: string, schema: ParamSchema | undefined): string {
   if (!schema) return `${name} is invalid`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
   if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {

@@ -23,8 +23,8 @@ function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void 
   reply.header('ratelimit-reset', new Date(d.resetAtMs).toISOString());
 }
 
-function rateLimited(d: RateLimitDecision): ApiError {
-  return new ApiError('rate_limit_exceeded', {
+function rateLimited(d: RateLimitDecision, code: 'rate_limit_exceeded' | 'address_rate_limit_exceeded'): ApiError {
+  return new ApiError(code, {
     retryAfter: Math.max(1, Math.ceil((d.resetAtMs - Date.now()) / 1000)),
     details: { limit: d.limit, reset_at: new Date(d.resetAtMs).toISOString() },
   });
@@ -45,7 +45,7 @@ export default fp<GuardOptions>(
     const limitByAddress = async (ip: string, reply: FastifyReply) => {
       const d = await opts.rateLimiter.consume(`ip:${ip}`, opts.unauthenticatedLimitPerMinute);
       applyRateLimitHeaders(reply, d);
-      if (!d.allowed) throw rateLimited(d);
+      if (!d.allowed) throw rateLimited(d, 'address_rate_limit_exceeded');
     };
 
     app.addHook('onRequest', async (request, reply) => {
@@ -63,7 +63,7 @@ export default fp<GuardOptions>(
 
       const d = await opts.rateLimiter.consume(`key:${principal.keyId}`, principal.rateLimitPerMinute);
       applyRateLimitHeaders(reply, d);
-      if (!d.allowed) throw rateLimited(d);
+      if (!d.allowed) throw rateLimited(d, 'rate_limit_exceeded');
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/schemas.js';
+import { describeRule, type ParamSchema } from './errors.js';
 import './types.js';
 
 const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -24,6 +25,24 @@ export default fp(
     // Only JSON bodies are accepted; any other media type is a 415 before the body is read.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+    // Integers in a query string are written in decimal digits: the validator's number coercion
+    // would also take 0x10, 1e1, +5 or " 1", which no client means as a page size.
+    app.addHook('preValidation', async (request) => {
+      const schema = request.routeOptions.schema?.querystring as
+        { properties?: Record<string, ParamSchema> } | undefined;
+      if (!schema?.properties) return;
+      const query = request.query as Record<string, unknown>;
+      for (const [name, rule] of Object.entries(schema.properties)) {
+        const value = query[name];
+        if (rule.type === 'integer' && typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
+          throw new ApiError('invalid_query_parameter', {
+            message: `${describeRule(name, rule)}.`,
+            details: { parameter: name },
+          });
+        }
+      }
+    });
 
     app.addHook('preValidation', async (request) => {
       if (!request.routeOptions.config.idempotentWrite) return;

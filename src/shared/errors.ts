@@ -72,6 +72,11 @@ export const ERROR_CODES = {
     message: 'The request body must be sent with Content-Type: application/json.',
   },
   validation_failed: { status: 422, type: 'validation_error', message: 'The request body is invalid.' },
+  address_rate_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests without a valid API key from this address; retry after the time in Retry-After.',
+  },
   rate_limit_exceeded: {
     status: 429,
     type: 'rate_limit_error',

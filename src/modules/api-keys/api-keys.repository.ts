@@ -70,7 +70,7 @@ export const apiKeysRepository = {
 
   async listByWorkspace(db: Queryable, workspaceId: string | null): Promise<ApiKeyRow[]> {
     const { rows } = await db.query<ApiKeyRow>(
-      `SELECT ${COLUMNS} FROM api_keys WHERE ($1::uuid IS NULL OR workspace_id = $1) ORDER BY created_at, id`,
+      `SELECT ${COLUMNS} FROM api_keys WHERE ($1::uuid IS NULL OR workspace_id = $1) ORDER BY api_keys.created_at, api_keys.id`,
       [workspaceId],
     );
     return rows;

@@ -41,7 +41,7 @@ export const appointmentsRepository = {
     }
     const { rows } = await db.query<AppointmentT>(
       `SELECT ${APPOINTMENT_COLUMNS} FROM appointments WHERE ${where.join(' AND ')}
-        ORDER BY updated_at, id LIMIT $${params.push(f.limit)}`,
+        ORDER BY appointments.updated_at, appointments.id LIMIT $${params.push(f.limit)}`,
       params,
       shape,
     );

@@ -26,7 +26,7 @@ export const contactsRepository = {
     const limit = `$${params.push(f.limit)}`;
     const shape = `contacts_list_${f.status !== undefined ? 's' : ''}${f.updatedAfter !== undefined ? 'u' : ''}${f.after ? 'k' : ''}`;
     const { rows } = await db.query<ContactT>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY updated_at, id LIMIT ${limit}`,
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY contacts.updated_at, contacts.id LIMIT ${limit}`,
       params,
       shape,
     );

@@ -24,7 +24,9 @@ export const workspacesRepository = {
   },
 
   async list(db: Queryable): Promise<WorkspaceRow[]> {
-    return (await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces ORDER BY created_at, id`)).rows;
+    return (
+      await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces ORDER BY workspaces.created_at, workspaces.id`)
+    ).rows;
   },
 
   async find(db: Queryable, id: string): Promise<WorkspaceRow | null> {
