@@ -76,3 +76,21 @@ export const IdempotencyHeaders = Type.Object({
       'Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409.',
   }),
 });
+
+// `type: [T, 'null']` rather than anyOf: the same meaning for validation and OpenAPI 3.1, and the
+// serializer writes it without trying branches.
+export const NullableString = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
+
+export const NullableInteger = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<number | null>({ ...options, type: ['integer', 'null'] });
+
+export const StringEnum = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });
+
+/** Query parameters of every v2 list that syncs by updated_at. */
+export const SyncListQuery = {
+  limit: Type.Optional(Limit),
+  cursor: Type.Optional(Cursor),
+  updated_after: Type.Optional({ ...DateTime, description: 'Only items updated strictly after this instant.' }),
+};
