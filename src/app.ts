@@ -14,7 +14,8 @@ import { IdempotencyStore } from './shared/idempotency.js';
 import { RateLimiter } from './shared/rate-limiter.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
-import errors from './plugins/errors.js';
+import errors, { renderError } from './plugins/errors.js';
+import { ApiError } from './shared/errors.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
 import type { Services } from './services.js';
@@ -32,6 +33,13 @@ export async function buildApp(
   options: { logger?: FastifyServerOptions['logger'] } = {},
 ): Promise<BuiltApp> {
   const services = await createServices(config, db);
+  const ensureRateLimitHeaders = addressRateLimitHeaders(
+    services.rateLimiter,
+    config.unauthenticatedRateLimitPerMinute,
+  );
+  // Set while closing: answers then ask keep-alive clients to close, so shutdown does not wait on
+  // connections that would otherwise stay open after their last request.
+  let closing = false;
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
@@ -43,11 +51,25 @@ export async function buildApp(
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+    // URLs the router refuses before any hook runs (undecodable, a parameter over 512 characters)
+    // still get the error object and every common header.
+    frameworkErrors: (error, request, reply) => {
+      void (async () => {
+        reply.header('x-request-id', request.id).header('cache-control', 'no-store');
+        await ensureRateLimitHeaders(request, reply);
+        const message =
+          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? 'A path parameter is longer than 512 characters.'
+            : 'The URL path is not valid (check its percent-encoding).';
+        renderError(request, reply, new ApiError('invalid_path_parameter', { message }));
+      })();
+    },
   });
   useStrictValidators(app);
 
-  await app.register(errors, {
-    ensureRateLimitHeaders: addressRateLimitHeaders(services.rateLimiter, config.unauthenticatedRateLimitPerMinute),
+  await app.register(errors, { ensureRateLimitHeaders });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   await app.register(requestConventions);
   await app.register(guard, {
@@ -70,6 +92,7 @@ export async function buildApp(
     services,
     async close() {
       clearInterval(purge);
+      closing = true;
       await app.close();
       await services.usage.close();
       await services.authenticator.close();
