@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config.js';
 import { createEmbeddedDatabase } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 
-export const PUBLISHED_VERSIONS = ['v1'] as const;
+export const PUBLISHED_VERSIONS = ['v1', 'v2'] as const;
 
 export async function renderDocuments(): Promise<Record<string, string>> {
   const db = await createEmbeddedDatabase(null);

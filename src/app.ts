@@ -18,6 +18,8 @@ import errors, { renderError } from './plugins/errors.js';
 import { ApiError } from './shared/errors.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
+import { v2 } from './api/v2.js';
+import { eventsRepository } from './modules/events/events.repository.js';
 import type { Services } from './services.js';
 
 export interface BuiltApp {
@@ -81,9 +83,15 @@ export async function buildApp(
 
   await app.register(healthRoutes, { services });
   await app.register(v1, { prefix: '/v1', services });
+  await app.register(v2, { prefix: '/v2', services });
 
-  void services.idempotency.purgeExpired().catch(() => undefined);
-  const purge = setInterval(() => void services.idempotency.purgeExpired().catch(() => undefined), 10 * 60_000);
+  // Housekeeping: expired idempotency records and events past their retention.
+  const housekeeping = async () => {
+    await services.idempotency.purgeExpired();
+    await eventsRepository.purgeOlderThan(db, config.eventsRetentionDays);
+  };
+  void housekeeping().catch(() => undefined);
+  const purge = setInterval(() => void housekeeping().catch(() => undefined), 10 * 60_000);
   purge.unref();
 
   await app.ready();

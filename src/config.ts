@@ -18,6 +18,7 @@ const EnvSchema = Type.Object({
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 120 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 30, default: 48 }),
+  EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   TRUST_PROXY: Type.Boolean({ default: false }),
@@ -40,6 +41,7 @@ export interface Config {
   readonly unauthenticatedRateLimitPerMinute: number;
   readonly bodyLimitBytes: number;
   readonly idempotencyTtlHours: number;
+  readonly eventsRetentionDays: number;
   readonly authCacheTtlMs: number;
   readonly cursorSecret: string | null;
   readonly trustProxy: boolean;
@@ -77,6 +79,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     unauthenticatedRateLimitPerMinute: env.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     idempotencyTtlHours: env.IDEMPOTENCY_TTL_HOURS,
+    eventsRetentionDays: env.EVENTS_RETENTION_DAYS,
     authCacheTtlMs: env.AUTH_CACHE_TTL_MS,
     cursorSecret: env.CURSOR_SECRET ?? null,
     trustProxy: env.TRUST_PROXY,

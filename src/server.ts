@@ -53,12 +53,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
 /** First start of the embedded store: a workspace with sample data and a key to try it with. */
 async function createDemo(ctx: OwnerContext, config: Config): Promise<void> {
   const ws = await ownerCommands.createWorkspace(ctx, { name: 'Demo workspace', timezone: 'America/Sao_Paulo' });
-  await ownerCommands.seed(ctx, { workspaceId: ws.id, contacts: 25, appointments: 15 });
+  await ownerCommands.seed(ctx, { workspaceId: ws.id });
   const key = await ownerCommands.createKey(ctx, { workspaceId: ws.id, name: 'demo', scopes: [...SCOPES] });
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
   const lines = [
     '',
-    `Demo workspace created (${ws.id}) with 25 contacts and 15 appointments.`,
+    `Demo workspace created (${ws.id}) with sample contacts, appointments, conversations and more.`,
     'Demo API key, shown this once (manage keys with bin/workspace-api keys ...):',
     `  ${key.key}`,
     'Try:',

@@ -343,7 +343,7 @@ describe('scopes', () => {
     const c = await server.request('POST', '/v1/contacts', { key: ws.key, body: contactBody(), idem: idem() });
     assert.equal(c.status, 201);
     contactId = c.json.data.id;
-    await ownerCommands.seed(server.owner, { workspaceId: ws.id, contacts: 2, appointments: 3 });
+    await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: 2, appointments: 3 } });
     const a = await get('/v1/appointments?limit=1', ws.key);
     assert.equal(a.status, 200);
     appointmentId = a.json.data[0].id;

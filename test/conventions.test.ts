@@ -40,7 +40,7 @@ const requestIds: string[] = [];
 before(async () => {
   server = await startTestServer();
   ws = await server.workspace();
-  await ownerCommands.seed(server.owner, { workspaceId: ws.id, contacts: 2, appointments: 2 });
+  await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: 2, appointments: 2 } });
   const contacts = await server.request('GET', '/v1/contacts', { key: ws.key });
   contactId = contacts.json.data[0].id;
   const appointments = await server.request('GET', '/v1/appointments', { key: ws.key });

@@ -49,13 +49,16 @@ before(async () => {
   server = await startTestServer();
   ws = await server.workspace();
   await insertTiedContacts(ws.id, TIED, 5);
-  await ownerCommands.seed(server.owner, { workspaceId: ws.id, contacts: SEEDED, appointments: 0 });
+  await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: SEEDED, appointments: 0 } });
   const page = await get(ws, '/v1/contacts?limit=100');
   assert.equal(page.status, 200);
   all = page.json.data;
 
   wsAppt = await server.workspace();
-  await ownerCommands.seed(server.owner, { workspaceId: wsAppt.id, contacts: 5, appointments: APPOINTMENTS });
+  await ownerCommands.seed(server.owner, {
+    workspaceId: wsAppt.id,
+    amounts: { contacts: 5, appointments: APPOINTMENTS },
+  });
   const appts = await get(wsAppt, '/v1/appointments?limit=100');
   assert.equal(appts.status, 200);
   allAppts = appts.json.data;
@@ -307,7 +310,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
   test('a contacts cursor is 400 on appointments and the other way round', async () => {
     const both = await server.workspace();
     await insertTiedContacts(both.id, 6, 1);
-    await ownerCommands.seed(server.owner, { workspaceId: both.id, contacts: 0, appointments: 6 });
+    await ownerCommands.seed(server.owner, { workspaceId: both.id, amounts: { contacts: 0, appointments: 6 } });
     const contactsCursor = await firstCursor(both, '/v1/contacts');
     const appointmentsCursor = await firstCursor(both, '/v1/appointments');
     assertInvalidCursor(await get(both, withCursor('/v1/appointments', contactsCursor)));
@@ -617,7 +620,7 @@ describe('index use', () => {
   let bigAppointments: any[];
   before(async () => {
     big = await server.workspace();
-    await ownerCommands.seed(server.owner, { workspaceId: big.id, contacts: 5000, appointments: 3000 });
+    await ownerCommands.seed(server.owner, { workspaceId: big.id, amounts: { contacts: 5000, appointments: 3000 } });
     await server.db.query('ANALYZE contacts');
     await server.db.query('ANALYZE appointments');
     bigContacts = (await get(big, '/v1/contacts?limit=100')).json.data;

@@ -32,6 +32,67 @@ const REPLAYED: Json = {
   schema: { type: 'string', enum: ['true'] },
 };
 
+/**
+ * An example value written from a schema: its first `examples` entry where it has one, otherwise
+ * a plausible value of its type and format. Every documented response gets one.
+ */
+export function exampleOf(schema: Json | undefined): unknown {
+  if (!schema) return null;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const props = (schema.properties ?? {}) as Record<string, Json>;
+      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, exampleOf(v)]));
+    }
+    case 'array':
+      return [exampleOf(schema.items as Json | undefined)];
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 1;
+    case 'boolean':
+      return true;
+    case 'string':
+      if (schema.format === 'uuid') return '0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41';
+      if (schema.format === 'date-time') return '2026-11-22T06:05:43.123Z';
+      if (schema.format === 'email') return 'ana.souza@example.com';
+      return 'string';
+    default:
+      return null;
+  }
+}
+
+const ERROR_EXAMPLES: Record<string, [string, string]> = {
+  '400': ['invalid_request', 'invalid_query_parameter'],
+  '401': ['authentication_error', 'invalid_api_key'],
+  '403': ['permission_error', 'insufficient_scope'],
+  '404': ['not_found', 'resource_not_found'],
+  '409': ['idempotency_error', 'idempotency_key_reused'],
+  '413': ['invalid_request', 'payload_too_large'],
+  '415': ['invalid_request', 'unsupported_media_type'],
+  '422': ['validation_error', 'validation_failed'],
+  '429': ['rate_limit_error', 'rate_limit_exceeded'],
+  '500': ['api_error', 'internal_error'],
+  '503': ['api_error', 'service_unavailable'],
+};
+
+function exampleFor(status: string, response: Json): unknown {
+  const error = ERROR_EXAMPLES[status];
+  if (error) {
+    return {
+      error: {
+        type: error[0],
+        code: error[1],
+        message: response.description ?? 'See the error catalog.',
+        request_id: 'req_3kTq9xVb2mR8LwZp',
+      },
+    };
+  }
+  const content = (response.content as Record<string, Json> | undefined)?.['application/json'];
+  return exampleOf(content?.schema as Json | undefined);
+}
+
 /** Sorts object keys at every level so the same routes always give the same bytes. */
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
@@ -78,6 +139,8 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
             if (['429', '503', '409'].includes(status)) headers['Retry-After'] = RETRY_AFTER;
             if (isWrite && status.startsWith('2')) headers['Idempotent-Replayed'] = REPLAYED;
             response.headers = headers;
+            const content = (response.content as Record<string, Json> | undefined)?.['application/json'];
+            if (content && content.example === undefined) content.example = exampleFor(status, response);
           }
         }
       }

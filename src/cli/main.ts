@@ -13,6 +13,7 @@ import {
   type OwnerOutput,
 } from '../modules/owner/owner.service.js';
 import { startServer } from '../server.js';
+import type { SeedAmounts } from '../modules/owner/seed.js';
 import { parseDuration, parseRatePerMinute } from './durations.js';
 import { printKeys, printTable, printUsage } from './output.js';
 
@@ -32,7 +33,11 @@ const USAGE = `Usage: workspace-api <command> [options]
   keys rotate KEY_ID [--grace 24h] [--json]  new key; the old one stays valid for the grace period
   keys revoke KEY_ID                      refused by the running server within a second
 
-  seed --workspace ID [--contacts N] [--appointments N] [--json]
+  seed --workspace ID [--contacts N] [--appointments N] [--catalog-items N] [--conversations N]
+       [--messages-per-conversation N] [--automations N] [--internal-marker TEXT] [--json]
+                                          without amounts: every resource with default amounts
+  contacts delete CONTACT_ID              as the product deletes it; the events feed shows it
+  appointments delete APPOINTMENT_ID
 
 The store is PostgreSQL when DATABASE_URL is set, otherwise the embedded store in DATA_DIR (./data).`;
 
@@ -49,6 +54,11 @@ const OPTIONS = {
   days: { type: 'string' },
   contacts: { type: 'string' },
   appointments: { type: 'string' },
+  'catalog-items': { type: 'string' },
+  conversations: { type: 'string' },
+  'messages-per-conversation': { type: 'string' },
+  automations: { type: 'string' },
+  'internal-marker': { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -142,14 +152,42 @@ async function main(argv: string[]): Promise<void> {
     case 'keys':
       return keys(config, sub, arg, o, print);
     case 'seed': {
+      const amounts: Partial<SeedAmounts> = {};
+      const flags = {
+        contacts: 'contacts',
+        appointments: 'appointments',
+        catalogItems: 'catalog-items',
+        conversations: 'conversations',
+        messagesPerConversation: 'messages-per-conversation',
+        automations: 'automations',
+      } as const;
+      for (const [name, flag] of Object.entries(flags)) {
+        if (o[flag] !== undefined) amounts[name as keyof SeedAmounts] = count(o[flag], `--${flag}`);
+      }
       const result = await runOwner(config, 'seed', {
         workspaceId: required(o.workspace, '--workspace'),
-        contacts: count(o.contacts, '--contacts'),
-        appointments: count(o.appointments, '--appointments'),
+        amounts,
+        ...(o['internal-marker'] !== undefined ? { internalMarker: o['internal-marker'] } : {}),
       });
       print(result, () =>
-        process.stdout.write(`seeded ${result.contacts} contacts and ${result.appointments} appointments\n`),
+        process.stdout.write(
+          `seeded ${Object.entries(result)
+            .filter(([k]) => k !== 'workspace_id')
+            .map(([k, v]) => `${String(v)} ${k.replace('_', ' ')}`)
+            .join(', ')}\n`,
+        ),
       );
+      return;
+    }
+    case 'contacts':
+    case 'appointments': {
+      if (sub !== 'delete') throw new UsageError(`${command} needs: delete ID`);
+      const id = required(arg, 'ID');
+      const deleted =
+        command === 'contacts'
+          ? await runOwner(config, 'deleteContact', { contactId: id })
+          : await runOwner(config, 'deleteAppointment', { appointmentId: id });
+      print(deleted, () => process.stdout.write(`deleted ${command.slice(0, -1)} ${deleted.id}\n`));
       return;
     }
     default:

@@ -20,6 +20,8 @@ export interface IdempotentOutcome extends WriteResult {
 
 export interface IdempotentRequest {
   workspaceId: string;
+  /** recorded with the events the write causes */
+  requestId: string;
   key: string;
   method: string;
   /** the route pattern, e.g. /v1/contacts/:id, with its params: the same resource whatever the encoding */
@@ -49,9 +51,11 @@ export class IdempotencyStore {
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
     return this.#db.transaction(async (tx) => {
+      // One round trip: claim the key, and name the request for the events this write causes.
       const { rows: lock } = await tx.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
-        [`${request.workspaceId}:${request.key}`],
+        `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked,
+                set_config('app.request_id', $2, true) AS request_id`,
+        [`${request.workspaceId}:${request.key}`, request.requestId],
         'idem_lock',
       );
       if (!lock[0]?.locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });

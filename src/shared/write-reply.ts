@@ -14,6 +14,7 @@ export async function idempotentWrite(
   const outcome: IdempotentOutcome = await services.idempotency.execute(
     {
       workspaceId: principal.workspaceId,
+      requestId: request.id,
       key: request.headers['idempotency-key'] as string,
       method: request.method,
       route: request.routeOptions.url ?? request.url,

@@ -8,7 +8,16 @@ import { AUTH_CHANGED_CHANNEL } from '../api-keys/authenticator.js';
 import { issueKey } from '../api-keys/key-format.js';
 import { isScope, SCOPES, type Scope } from '../api-keys/scopes.js';
 import { workspacesRepository, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
-import { seedAppointments, seedContacts } from './seed.js';
+import {
+  DEFAULT_SEED,
+  seedAppointments,
+  seedAutomations,
+  seedCatalogItems,
+  seedContacts,
+  seedConversations,
+  seedWorkspaceInternals,
+  type SeedAmounts,
+} from './seed.js';
 
 export class OwnerError extends Error {}
 
@@ -175,17 +184,82 @@ export const ownerCommands = {
     });
   },
 
+  /**
+   * Fills a workspace with synthetic data. Without amounts, every resource gets the defaults
+   * (conversations with messages included); with some amounts, only those resources are made.
+   * `internalMarker` is written into every internal field that is filled.
+   */
   async seed(
     ctx: OwnerContext,
-    input: { workspaceId: string; contacts: number; appointments: number },
-  ): Promise<{ workspace_id: string; contacts: number; appointments: number }> {
+    input: { workspaceId: string; amounts?: Partial<SeedAmounts>; internalMarker?: string },
+  ): Promise<{ workspace_id: string } & Record<string, number | string>> {
     const workspaceId = requireUuid(input.workspaceId, 'workspace id');
     if (!(await workspacesRepository.find(ctx.db, workspaceId))) throw new OwnerError(`No workspace ${workspaceId}.`);
-    return ctx.db.transaction(async (tx) => ({
-      workspace_id: workspaceId,
-      contacts: await seedContacts(tx, workspaceId, input.contacts),
-      appointments: await seedAppointments(tx, workspaceId, input.appointments),
-    }));
+    const given = input.amounts ?? {};
+    const amounts: SeedAmounts =
+      Object.keys(given).length === 0
+        ? DEFAULT_SEED
+        : {
+            ...DEFAULT_SEED,
+            contacts: 0,
+            appointments: 0,
+            catalogItems: 0,
+            conversations: 0,
+            automations: 0,
+            ...given,
+          };
+    for (const [name, n] of Object.entries(amounts)) {
+      if (!Number.isInteger(n) || n < 0 || n > 10_000_000)
+        throw new OwnerError(`${name} must be a whole number from 0.`);
+    }
+    const marker = input.internalMarker ?? null;
+    return ctx.db.transaction(async (tx) => {
+      await seedWorkspaceInternals(tx, workspaceId, marker);
+      const contacts = await seedContacts(tx, workspaceId, amounts.contacts, marker);
+      const appointments = await seedAppointments(tx, workspaceId, amounts.appointments, marker);
+      const catalogItems = await seedCatalogItems(tx, workspaceId, amounts.catalogItems, marker);
+      const threads = await seedConversations(
+        tx,
+        workspaceId,
+        amounts.conversations,
+        amounts.messagesPerConversation,
+        marker,
+      );
+      const automations = await seedAutomations(tx, workspaceId, amounts.automations, marker);
+      return {
+        workspace_id: workspaceId,
+        contacts,
+        appointments,
+        catalog_items: catalogItems,
+        conversations: threads.conversations,
+        messages: threads.messages,
+        automations,
+      };
+    });
+  },
+
+  /** Deletes a contact as the product does: its conversations and messages go with it, its appointments stay without it. */
+  async deleteContact(ctx: OwnerContext, input: { contactId: string }): Promise<{ id: string; workspace_id: string }> {
+    const id = requireUuid(input.contactId, 'contact id');
+    const { rows } = await ctx.db.query<{ id: string; workspace_id: string }>(
+      'DELETE FROM contacts WHERE id = $1 RETURNING id, workspace_id',
+      [id],
+    );
+    if (!rows[0]) throw new OwnerError(`No contact ${id}.`);
+    return rows[0];
+  },
+
+  async deleteAppointment(
+    ctx: OwnerContext,
+    input: { appointmentId: string },
+  ): Promise<{ id: string; workspace_id: string }> {
+    const id = requireUuid(input.appointmentId, 'appointment id');
+    const { rows } = await ctx.db.query<{ id: string; workspace_id: string }>(
+      'DELETE FROM appointments WHERE id = $1 RETURNING id, workspace_id',
+      [id],
+    );
+    if (!rows[0]) throw new OwnerError(`No appointment ${id}.`);
+    return rows[0];
   },
 };
 

@@ -1,5 +1,7 @@
 // Synthetic but realistic workspace data for demos, tests and benchmarks, written set-based in SQL
-// so that a million rows take seconds, not minutes.
+// so that a million rows take seconds, not minutes. Internal fields (notes, AI memory, provider
+// data, private URLs, automation rules and logs, billing, credentials) are filled too, with
+// `internal` when it is given: a marker a test can then look for in every answer.
 import type { Queryable } from '../../infra/database.js';
 import { APPOINTMENT_STATUSES } from '../appointments/appointments.schemas.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.schemas.js';
@@ -58,18 +60,60 @@ const COMPANIES = [
 ];
 const ORIGINS = ['website', 'whatsapp', 'instagram', 'referral', 'event', 'import', null];
 const SOURCES = ['website', 'whatsapp', 'manual', 'calendar_sync', null];
+const CATALOG = [
+  ['service', 'Initial consultation', 'First visit with assessment and plan.', 15000, 45],
+  ['service', 'Follow-up session', 'Review of progress and adjustments.', 9000, 30],
+  ['service', 'Extended session', null, 22000, 90],
+  ['product', 'Starter kit', 'Everything needed for the first month.', 34990, null],
+  ['product', 'Gift card', 'Choose the amount at checkout.', null, null],
+  ['product', 'Monthly plan', 'Four sessions a month.', 32000, null],
+  ['service', 'Online consultation', 'Video call.', 12000, 40],
+  ['product', 'Workbook', null, 5990, null],
+] as const;
+const AUTOMATIONS = [
+  ['Welcome new leads', 'active', 'contact_created'],
+  ['Confirm appointments the day before', 'active', 'schedule'],
+  ['Follow up after a meeting', 'active', 'appointment_status_changed'],
+  ['Reactivate cold contacts', 'paused', 'schedule'],
+  ['Answer WhatsApp outside office hours', 'active', 'message_received'],
+  ['Notify team on qualified conversation', 'draft', 'contact_status_changed'],
+] as const;
 
-export interface SeedCounts {
+export interface SeedAmounts {
   contacts: number;
   appointments: number;
+  catalogItems: number;
+  conversations: number;
+  messagesPerConversation: number;
+  automations: number;
 }
 
-export async function seedContacts(db: Queryable, workspaceId: string, count: number): Promise<number> {
+/** What `seed` creates when no amount is given: every resource, conversations with messages. */
+export const DEFAULT_SEED: SeedAmounts = {
+  contacts: 25,
+  appointments: 15,
+  catalogItems: 8,
+  conversations: 15,
+  messagesPerConversation: 6,
+  automations: 6,
+};
+
+const internalText = (internal: string | null, fallback: string) =>
+  internal === null ? fallback : `${fallback} ${internal}`;
+
+export async function seedContacts(
+  db: Queryable,
+  workspaceId: string,
+  count: number,
+  internal: string | null = null,
+): Promise<number> {
   if (count <= 0) return 0;
   const { rowCount } = await db.query(
-    `INSERT INTO contacts (workspace_id, name, company_name, email, phone, whatsapp, origin, status, created_at, updated_at)
-     SELECT $1, s.name, s.company, s.email, s.phone, s.whatsapp, s.origin, s.status, s.created_at,
-            s.created_at + (random() * (now() - s.created_at))
+    `INSERT INTO contacts (workspace_id, name, company_name, email, phone, whatsapp, origin, status, notes, ai_memory,
+                           created_at, updated_at)
+     SELECT $1, s.name, s.company, s.email, s.phone, s.whatsapp, s.origin, s.status, $8::text,
+            jsonb_build_object('summary', $9::text, 'preferences', jsonb_build_array($9::text)),
+            s.created_at, s.created_at + (random() * (now() - s.created_at))
        FROM (
          SELECT g,
                 ($3::text[])[1 + g % cardinality($3::text[])] || ' ' || ($4::text[])[1 + (g / 7) % cardinality($4::text[])] AS name,
@@ -84,22 +128,38 @@ export async function seedContacts(db: Queryable, workspaceId: string, count: nu
                 now() - random() * interval '180 days' AS created_at
            FROM generate_series(1, $2::int) AS g
        ) s`,
-    [workspaceId, count, FIRST_NAMES, LAST_NAMES, COMPANIES, ORIGINS, [...CONTACT_STATUSES]],
+    [
+      workspaceId,
+      count,
+      FIRST_NAMES,
+      LAST_NAMES,
+      COMPANIES,
+      ORIGINS,
+      [...CONTACT_STATUSES],
+      internalText(internal, 'Prefers calls after 5 pm; price sensitive.'),
+      internalText(internal, 'Asked twice about installments.'),
+    ],
   );
   return rowCount;
 }
 
 /** Appointments over every status, most with a start (in the past and the future), many tied to contacts. */
-export async function seedAppointments(db: Queryable, workspaceId: string, count: number): Promise<number> {
+export async function seedAppointments(
+  db: Queryable,
+  workspaceId: string,
+  count: number,
+  internal: string | null = null,
+): Promise<number> {
   if (count <= 0) return 0;
   const { rowCount } = await db.query(
     `WITH pool AS (
        SELECT array_agg(id) AS ids FROM (
          SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY random() LIMIT 5000) c
      ), ws AS (SELECT timezone FROM workspaces WHERE id = $1)
-     INSERT INTO appointments (workspace_id, contact_id, starts_at, ends_at, timezone, status, source, created_at, updated_at)
+     INSERT INTO appointments (workspace_id, contact_id, starts_at, ends_at, timezone, status, source, internal_notes,
+                               created_at, updated_at)
      SELECT $1, a.contact_id, a.starts_at, a.starts_at + (30 + 30 * (a.g % 2)) * interval '1 minute',
-            ws.timezone, a.status, a.source, a.created_at, a.created_at + random() * (now() - a.created_at)
+            ws.timezone, a.status, a.source, $5::text, a.created_at, a.created_at + random() * (now() - a.created_at)
        FROM ws, (
          SELECT g,
                 CASE WHEN pool.ids IS NULL OR g % 5 = 0 THEN NULL
@@ -112,7 +172,151 @@ export async function seedAppointments(db: Queryable, workspaceId: string, count
                 now() - random() * interval '120 days' AS created_at
            FROM pool, generate_series(1, $2::int) AS g
        ) a`,
-    [workspaceId, count, [...APPOINTMENT_STATUSES], SOURCES],
+    [workspaceId, count, [...APPOINTMENT_STATUSES], SOURCES, internalText(internal, 'Needs the ground-floor room.')],
   );
   return rowCount;
+}
+
+export async function seedCatalogItems(
+  db: Queryable,
+  workspaceId: string,
+  count: number,
+  internal: string | null = null,
+): Promise<number> {
+  if (count <= 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO catalog_items (workspace_id, kind, name, description, price_amount, currency, duration_minutes, active,
+                                private_notes, internal_metadata)
+     SELECT $1, c.kind, c.name || CASE WHEN g > $3 THEN ' ' || ((g - 1) / $3 + 1) ELSE '' END, c.description,
+            c.price, CASE WHEN c.price IS NULL THEN NULL ELSE 'BRL' END, c.duration, g % 7 <> 0,
+            $4::text, jsonb_build_object('cost_cents', 4200, 'supplier_note', $5::text)
+       FROM generate_series(1, $2::int) AS g
+       JOIN jsonb_to_recordset($6::jsonb) AS c (i int, kind text, name text, description text, price bigint, duration int)
+         ON c.i = (g - 1) % $3`,
+    [
+      workspaceId,
+      count,
+      CATALOG.length,
+      internalText(internal, 'Margin 38%; do not discount below 10%.'),
+      internalText(internal, 'Supplier renegotiation due in March.'),
+      JSON.stringify(
+        CATALOG.map(([kind, name, description, price, duration], i) => ({
+          i,
+          kind,
+          name,
+          description,
+          price,
+          duration,
+        })),
+      ),
+    ],
+  );
+  return rowCount;
+}
+
+/** Conversations on several channels for existing contacts, each with a thread of messages. */
+export async function seedConversations(
+  db: Queryable,
+  workspaceId: string,
+  count: number,
+  messagesPerConversation: number,
+  internal: string | null = null,
+): Promise<{ conversations: number; messages: number }> {
+  if (count <= 0) return { conversations: 0, messages: 0 };
+  const provider = internalText(internal, 'provider-ref');
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO conversations (workspace_id, contact_id, channel, status, provider, provider_conversation_id,
+                                provider_payload, private_url, created_at)
+     SELECT $1, c.id, (ARRAY['whatsapp', 'email', 'instagram', 'sms', 'webchat'])[1 + c.n % 5],
+            CASE WHEN c.n % 4 = 0 THEN 'closed' ELSE 'open' END,
+            $3::text, $3::text || '-' || c.n, jsonb_build_object('raw', $3::text),
+            'https://files.internal.example/' || c.n || '?token=' || $3::text, now() - (c.n + 1) * interval '1 day'
+       FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS n
+               FROM contacts WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2) c
+     ON CONFLICT (workspace_id, contact_id, channel) DO NOTHING
+     RETURNING id`,
+    [workspaceId, count, provider],
+  );
+  if (rows.length === 0 || messagesPerConversation <= 0) return { conversations: rows.length, messages: 0 };
+  const { rowCount } = await db.query(
+    `INSERT INTO messages (workspace_id, conversation_id, contact_id, direction, kind, text, sent_at,
+                           provider_message_id, provider_payload, media_private_url, created_at)
+     SELECT $1, c.id, c.contact_id, CASE WHEN m % 2 = 1 THEN 'inbound' ELSE 'outbound' END,
+            CASE WHEN m % 5 = 0 THEN 'image' ELSE 'text' END,
+            (ARRAY['Hi! Do you have availability this week?', 'Yes, Thursday at 10:00 or Friday at 15:00.',
+                   'Thursday works.', 'Booked. See you Thursday!', 'Here is the address.',
+                   'Thanks, see you.'])[1 + (m - 1) % 6],
+            c.created_at + m * interval '7 minutes', $4::text || '-' || m, jsonb_build_object('raw', $4::text),
+            CASE WHEN m % 5 = 0 THEN 'https://media.internal.example/' || m || '?sig=' || $4::text END,
+            c.created_at + m * interval '7 minutes'
+       FROM conversations c, generate_series(1, $3::int) AS m
+      WHERE c.workspace_id = $1 AND c.id = ANY($2::uuid[])`,
+    [workspaceId, rows.map((r) => r.id), messagesPerConversation, provider],
+  );
+  await db.query(
+    `UPDATE conversations c SET last_message_at = m.last
+       FROM (SELECT conversation_id, max(created_at) AS last FROM messages
+              WHERE workspace_id = $1 AND conversation_id = ANY($2::uuid[]) GROUP BY conversation_id) m
+      WHERE c.workspace_id = $1 AND c.id = m.conversation_id`,
+    [workspaceId, rows.map((r) => r.id)],
+  );
+  return { conversations: rows.length, messages: rowCount };
+}
+
+export async function seedAutomations(
+  db: Queryable,
+  workspaceId: string,
+  count: number,
+  internal: string | null = null,
+): Promise<number> {
+  if (count <= 0) return 0;
+  const secret = internalText(internal, 'internal');
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO automations (workspace_id, name, status, trigger_kind, last_run_at, run_count, success_count,
+                              failure_count, rules, conditions, actions)
+     SELECT $1, a.name || CASE WHEN g > $3 THEN ' ' || ((g - 1) / $3 + 1) ELSE '' END, a.status, a.trigger_kind,
+            CASE WHEN a.status = 'draft' THEN NULL ELSE now() - g * interval '3 hours' END,
+            CASE WHEN a.status = 'draft' THEN 0 ELSE 40 + g * 7 END,
+            CASE WHEN a.status = 'draft' THEN 0 ELSE 38 + g * 7 END,
+            CASE WHEN a.status = 'draft' THEN 0 ELSE 2 END,
+            jsonb_build_object('rule', $4::text), jsonb_build_array(jsonb_build_object('if', $4::text)),
+            jsonb_build_array(jsonb_build_object('send_template', $4::text))
+       FROM generate_series(1, $2::int) AS g
+       JOIN jsonb_to_recordset($5::jsonb) AS a (i int, name text, status text, trigger_kind text) ON a.i = (g - 1) % $3
+     RETURNING id`,
+    [
+      workspaceId,
+      count,
+      AUTOMATIONS.length,
+      secret,
+      JSON.stringify(AUTOMATIONS.map(([name, status, trigger_kind], i) => ({ i, name, status, trigger_kind }))),
+    ],
+  );
+  await db.query(
+    `INSERT INTO automation_logs (workspace_id, automation_id, message, details)
+     SELECT $1, id, 'run finished: ' || $3::text, jsonb_build_object('trace', $3::text) FROM unnest($2::uuid[]) AS id`,
+    [workspaceId, rows.map((r) => r.id), secret],
+  );
+  return rows.length;
+}
+
+/** The workspace's own internal data: billing, credentials, notes on its stages. */
+export async function seedWorkspaceInternals(
+  db: Queryable,
+  workspaceId: string,
+  internal: string | null = null,
+): Promise<void> {
+  const text = internalText(internal, 'internal');
+  await db.query(
+    `UPDATE workspaces SET billing_plan = 'pro ' || $2::text, billing_email = 'billing+' || $2::text || '@example.com',
+            internal_notes = $2::text
+      WHERE id = $1`,
+    [workspaceId, text],
+  );
+  await db.query(`UPDATE pipeline_stages SET internal_notes = $2::text WHERE workspace_id = $1`, [workspaceId, text]);
+  await db.query(
+    `INSERT INTO workspace_credentials (workspace_id, provider, secret) VALUES ($1, 'whatsapp_cloud', 'tok_' || $2::text),
+            ($1, 'google_calendar', 'refresh_' || $2::text)`,
+    [workspaceId, text],
+  );
 }

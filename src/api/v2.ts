@@ -1,0 +1,31 @@
+// Version 2 (spec 4.3): every read resource of the workspace, per-group scopes and the events feed,
+// described by /v2/openapi.json. Contacts and appointments are the v1 objects and operations.
+import type { FastifyInstance } from 'fastify';
+import { appointmentsRoutes } from '../modules/appointments/appointments.routes.js';
+import { automationsRoutes } from '../modules/automations/automations.routes.js';
+import { catalogRoutes } from '../modules/catalog/catalog.routes.js';
+import { contactsRoutes } from '../modules/contacts/contacts.routes.js';
+import { conversationsRoutes } from '../modules/conversations/conversations.routes.js';
+import { eventsRoutes } from '../modules/events/events.routes.js';
+import { pipelineRoutes } from '../modules/pipeline/pipeline.routes.js';
+import { workspaceRoutes } from '../modules/workspaces/workspace.routes.js';
+import type { RouteOptions } from '../services.js';
+import { API_DESCRIPTION, V2_DESCRIPTION } from './description.js';
+import { registerOpenApi } from './openapi.js';
+
+export async function v2(app: FastifyInstance, opts: RouteOptions): Promise<void> {
+  await registerOpenApi(app, {
+    title: 'Workspace Public API',
+    version: '2.0.0',
+    description: `${API_DESCRIPTION}\n\n${V2_DESCRIPTION}`,
+  });
+  const { services } = opts;
+  await app.register(workspaceRoutes, { services });
+  await app.register(contactsRoutes, { services });
+  await app.register(pipelineRoutes, { services });
+  await app.register(appointmentsRoutes, { services });
+  await app.register(catalogRoutes, { services });
+  await app.register(conversationsRoutes, { services });
+  await app.register(automationsRoutes, { services });
+  await app.register(eventsRoutes, { services });
+}

@@ -1,0 +1,83 @@
+// One SQL builder for every keyset-paginated list: the workspace, the filters present in the
+// query, the position after the last row served, the order and the page size. Each combination of
+// filters is its own prepared statement, so PostgreSQL plans it once with the right index.
+import type { Queryable } from '../infra/database.js';
+
+export interface FilterSpec {
+  /** query parameter name */
+  param: string;
+  /** SQL condition for the placeholder holding the parameter's value, e.g. p => `status = ${p}` */
+  where: (placeholder: string) => string;
+}
+
+export interface ListSpec {
+  /** names the list in cursors and statement names, e.g. "catalog_items" */
+  resource: string;
+  table: string;
+  /** the public columns, as SELECT expressions */
+  columns: string;
+  /** keyset order: this column, then id */
+  sortColumn: 'updated_at' | 'created_at';
+  idType: 'uuid' | 'text';
+  filters: readonly FilterSpec[];
+}
+
+export type Position = readonly [string, string];
+
+export async function listRows<Row>(
+  db: Queryable,
+  spec: ListSpec,
+  workspaceId: string,
+  query: Record<string, unknown>,
+  position: Position | null,
+  take: number,
+  fixed: Record<string, unknown> = {},
+): Promise<Row[]> {
+  const params: unknown[] = [workspaceId];
+  const where = ['workspace_id = $1'];
+  let shape = `${spec.resource}_list`;
+  for (const [column, value] of Object.entries(fixed)) {
+    where.push(`${column} = $${params.push(value)}`);
+    shape += `_${column}`;
+  }
+  for (const f of spec.filters) {
+    const value = query[f.param];
+    if (value === undefined) continue;
+    where.push(f.where(`$${params.push(value)}`));
+    shape += `_${f.param}`;
+  }
+  if (position) {
+    const [sortValue, id] = position;
+    where.push(
+      `(${spec.sortColumn}, id) > ($${params.push(sortValue)}::timestamptz, $${params.push(id)}::${spec.idType})`,
+    );
+    shape += '_after';
+  }
+  // ORDER BY names the table's columns: the select list prints them as text under the same names,
+  // and ordering by those would defeat the index (and LIMIT) for a sort of the whole workspace.
+  const { rows } = await db.query<Row>(
+    `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')}
+      ORDER BY ${spec.table}.${spec.sortColumn}, ${spec.table}.id LIMIT $${params.push(take)}`,
+    params,
+    shape,
+  );
+  return rows;
+}
+
+export async function findRow<Row>(
+  db: Queryable,
+  spec: ListSpec,
+  workspaceId: string,
+  id: string,
+): Promise<Row | null> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${spec.columns} FROM ${spec.table} WHERE workspace_id = $1 AND id = $2::${spec.idType}`,
+    [workspaceId, id],
+    `${spec.resource}_find`,
+  );
+  return rows[0] ?? null;
+}
+
+/** Filters most lists share. */
+export const updatedAfter: FilterSpec = { param: 'updated_after', where: (p) => `updated_at > ${p}::timestamptz` };
+export const equals = (param: string, column = param): FilterSpec => ({ param, where: (p) => `${column} = ${p}` });
