@@ -279,52 +279,19 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE FUNCTION contacts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One trigger function for every workspace-owned table; its argument names the resource type,
+-- which also names the function that writes the public representation (api_<type>_json).
+CREATE FUNCTION resource_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  kind text := TG_ARGV[0];
+  representation jsonb;
 BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'contact', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'contact', TG_OP, NEW.id::text, api_contact_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION appointments_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'appointment', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'appointment', TG_OP, NEW.id::text, api_appointment_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION pipeline_stages_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'pipeline_stage', TG_OP, OLD.id, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'pipeline_stage', TG_OP, NEW.id, api_pipeline_stage_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION catalog_items_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'catalog_item', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'catalog_item', TG_OP, NEW.id::text, api_catalog_item_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION conversations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'conversation', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'conversation', TG_OP, NEW.id::text, api_conversation_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION messages_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'message', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'message', TG_OP, NEW.id::text, api_message_json(NEW)); END IF;
-  RETURN NULL;
-END $$;
-
-CREATE FUNCTION automations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN PERFORM emit_event(OLD.workspace_id, 'automation', TG_OP, OLD.id::text, NULL);
-  ELSE PERFORM emit_event(NEW.workspace_id, 'automation', TG_OP, NEW.id::text, api_automation_json(NEW)); END IF;
+  IF TG_OP = 'DELETE' THEN
+    PERFORM emit_event(OLD.workspace_id, kind, TG_OP, OLD.id::text, NULL);
+  ELSE
+    EXECUTE format('SELECT api_%s_json($1)', kind) INTO representation USING NEW;
+    PERFORM emit_event(NEW.workspace_id, kind, TG_OP, NEW.id::text, representation);
+  END IF;
   RETURN NULL;
 END $$;
 
@@ -337,37 +304,37 @@ CREATE TRIGGER workspaces_events_update AFTER UPDATE ON workspaces FOR EACH ROW
 -- the workspace's.
 CREATE TRIGGER workspaces_stages AFTER INSERT ON workspaces FOR EACH ROW EXECUTE FUNCTION create_default_stages();
 
-CREATE TRIGGER contacts_events AFTER INSERT OR DELETE ON contacts FOR EACH ROW EXECUTE FUNCTION contacts_changed();
+CREATE TRIGGER contacts_events AFTER INSERT OR DELETE ON contacts FOR EACH ROW EXECUTE FUNCTION resource_changed('contact');
 CREATE TRIGGER contacts_events_update AFTER UPDATE ON contacts FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION contacts_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('contact');
 
-CREATE TRIGGER appointments_events AFTER INSERT OR DELETE ON appointments FOR EACH ROW EXECUTE FUNCTION appointments_changed();
+CREATE TRIGGER appointments_events AFTER INSERT OR DELETE ON appointments FOR EACH ROW EXECUTE FUNCTION resource_changed('appointment');
 CREATE TRIGGER appointments_events_update AFTER UPDATE ON appointments FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION appointments_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('appointment');
 
 CREATE TRIGGER pipeline_stages_events AFTER INSERT OR DELETE ON pipeline_stages FOR EACH ROW
-  EXECUTE FUNCTION pipeline_stages_changed();
+  EXECUTE FUNCTION resource_changed('pipeline_stage');
 CREATE TRIGGER pipeline_stages_events_update AFTER UPDATE ON pipeline_stages FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION pipeline_stages_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('pipeline_stage');
 
 CREATE TRIGGER catalog_items_events AFTER INSERT OR DELETE ON catalog_items FOR EACH ROW
-  EXECUTE FUNCTION catalog_items_changed();
+  EXECUTE FUNCTION resource_changed('catalog_item');
 CREATE TRIGGER catalog_items_events_update AFTER UPDATE ON catalog_items FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION catalog_items_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('catalog_item');
 
 CREATE TRIGGER conversations_events AFTER INSERT OR DELETE ON conversations FOR EACH ROW
-  EXECUTE FUNCTION conversations_changed();
+  EXECUTE FUNCTION resource_changed('conversation');
 CREATE TRIGGER conversations_events_update AFTER UPDATE ON conversations FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION conversations_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('conversation');
 
-CREATE TRIGGER messages_events AFTER INSERT OR DELETE ON messages FOR EACH ROW EXECUTE FUNCTION messages_changed();
+CREATE TRIGGER messages_events AFTER INSERT OR DELETE ON messages FOR EACH ROW EXECUTE FUNCTION resource_changed('message');
 CREATE TRIGGER messages_events_update AFTER UPDATE ON messages FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION messages_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('message');
 
 CREATE TRIGGER automations_events AFTER INSERT OR DELETE ON automations FOR EACH ROW
-  EXECUTE FUNCTION automations_changed();
+  EXECUTE FUNCTION resource_changed('automation');
 CREATE TRIGGER automations_events_update AFTER UPDATE ON automations FOR EACH ROW
-  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION automations_changed();
+  WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at) EXECUTE FUNCTION resource_changed('automation');
 
 -- Workspaces created before this migration get their stages too (their events with them).
 INSERT INTO pipeline_stages (workspace_id, id, name, position)

@@ -8,7 +8,7 @@ import { notFound } from './errors.js';
 import { findRow, listRows, type ListSpec, type Position } from './keyset-list.js';
 import { paginate } from './pagination.js';
 import { readResponses } from './responses.js';
-import { LIMIT_DEFAULT, Page, Single } from './schemas.js';
+import { LIMIT_DEFAULT, Page, Single, Uuid } from './schemas.js';
 
 interface Described {
   operationId: string;
@@ -80,7 +80,7 @@ export interface GetRouteOptions extends Described {
 }
 
 export function getRoute(app: FastifyInstance, services: Services, o: GetRouteOptions): void {
-  const id = o.spec.idType === 'uuid' ? Type.String({ format: 'uuid' }) : Type.String({ minLength: 1, maxLength: 128 });
+  const id = o.spec.idType === 'uuid' ? Uuid : Type.String({ minLength: 1, maxLength: 128 });
   app.get(
     o.path,
     {

@@ -36,6 +36,18 @@ export interface UsageRow {
   rate_limited: number;
 }
 
+/** Requests of one key on one UTC day for one operation, as counted in memory before a flush. */
+export interface UsageCount {
+  keyId: string;
+  day: string;
+  operation: string;
+  requests: number;
+  clientErrors: number;
+  serverErrors: number;
+  rateLimited: number;
+  lastUsedMs: number;
+}
+
 const COLUMNS = `id, workspace_id, name, scopes, rate_limit_per_minute, api_time(expires_at) AS expires_at,
   api_time(revoked_at) AS revoked_at, rotated_to, api_time(created_at) AS created_at,
   api_time(last_used_at) AS last_used_at`;
@@ -121,19 +133,7 @@ export const apiKeysRepository = {
     return rows;
   },
 
-  async addUsage(
-    db: Queryable,
-    rows: {
-      keyId: string;
-      day: string;
-      operation: string;
-      requests: number;
-      clientErrors: number;
-      serverErrors: number;
-      rateLimited: number;
-      lastUsedMs: number;
-    }[],
-  ): Promise<void> {
+  async addUsage(db: Queryable, rows: UsageCount[]): Promise<void> {
     if (rows.length === 0) return;
     await db.query(
       `INSERT INTO api_key_usage AS u (key_id, day, operation, requests, client_errors, server_errors, rate_limited)

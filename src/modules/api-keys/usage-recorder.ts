@@ -2,18 +2,9 @@
 // last use), counted in memory and written in one batched statement every few seconds, so the
 // request path never waits on it. A process that stops flushes what it counted first.
 import type { Database } from '../../infra/database.js';
-import { apiKeysRepository } from './api-keys.repository.js';
+import { apiKeysRepository, type UsageCount } from './api-keys.repository.js';
 
-interface Counter {
-  keyId: string;
-  day: string;
-  operation: string;
-  requests: number;
-  clientErrors: number;
-  serverErrors: number;
-  rateLimited: number;
-  lastUsedMs: number;
-}
+type Counter = UsageCount;
 
 export class UsageRecorder {
   readonly #db: Database;

@@ -36,8 +36,6 @@ export const Appointment = Type.Object(
 );
 export type AppointmentT = Static<typeof Appointment>;
 
-export const AppointmentIdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
-
 export const AppointmentListQuery = Type.Object(
   {
     limit: Type.Optional(Limit),

@@ -1,47 +1,23 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
 import type { Queryable } from '../../infra/database.js';
+import { equals, updatedAfter, type ListSpec } from '../../shared/keyset-list.js';
 import type { ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
 
 export const CONTACT_COLUMNS = `id, external_id, name, company_name, email, phone, whatsapp, origin, status,
   api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
 
-export interface ContactListFilter {
-  status?: ContactStatus | undefined;
-  updatedAfter?: string | undefined;
-  /** keyset position: (updated_at, id) of the last row already served */
-  after?: readonly [string, string] | null;
-  limit: number;
-}
+/** The list and get of contacts, on the shared keyset builder. */
+export const contactsSpec: ListSpec = {
+  resource: 'contacts',
+  table: 'contacts',
+  columns: CONTACT_COLUMNS,
+  sortColumn: 'updated_at',
+  idType: 'uuid',
+  filters: [updatedAfter, equals('status')],
+};
 
 export const contactsRepository = {
-  async list(db: Queryable, workspaceId: string, f: ContactListFilter): Promise<ContactT[]> {
-    const params: unknown[] = [workspaceId];
-    const where = ['workspace_id = $1'];
-    if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
-    if (f.updatedAfter !== undefined) where.push(`updated_at > $${params.push(f.updatedAfter)}::timestamptz`);
-    if (f.after) {
-      where.push(`(updated_at, id) > ($${params.push(f.after[0])}::timestamptz, $${params.push(f.after[1])}::uuid)`);
-    }
-    const limit = `$${params.push(f.limit)}`;
-    const shape = `contacts_list_${f.status !== undefined ? 's' : ''}${f.updatedAfter !== undefined ? 'u' : ''}${f.after ? 'k' : ''}`;
-    const { rows } = await db.query<ContactT>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY contacts.updated_at, contacts.id LIMIT ${limit}`,
-      params,
-      shape,
-    );
-    return rows;
-  },
-
-  async find(db: Queryable, workspaceId: string, id: string): Promise<ContactT | null> {
-    const { rows } = await db.query<ContactT>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE workspace_id = $1 AND id = $2`,
-      [workspaceId, id],
-      'contacts_find',
-    );
-    return rows[0] ?? null;
-  },
-
   async insert(
     db: Queryable,
     workspaceId: string,

@@ -2,12 +2,12 @@
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../shared/errors.js';
-import { paginate } from '../../shared/pagination.js';
-import { readResponses, writeResponses } from '../../shared/responses.js';
-import { IdempotencyHeaders, LIMIT_DEFAULT, Page, Single } from '../../shared/schemas.js';
+import { getRoute, listRoute } from '../../shared/resource-routes.js';
+import { writeResponses } from '../../shared/responses.js';
+import { IdempotencyHeaders, Single } from '../../shared/schemas.js';
 import { idempotentWrite } from '../../shared/write-reply.js';
 import type { RouteOptions } from '../../services.js';
-import { contactsRepository } from './contacts.repository.js';
+import { contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
   Contact,
   ContactCreate,
@@ -21,36 +21,18 @@ import {
 const tags = ['Contacts'];
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
-  const { db, cursors } = services;
-
-  app.get(
-    '/contacts',
-    {
-      config: { scope: 'contacts:read' },
-      schema: {
-        operationId: 'listContacts',
-        summary: 'List contacts',
-        description:
-          'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
-        tags,
-        querystring: ContactListQuery,
-        response: readResponses({ 200: Page(Contact) }),
-      },
-    },
-    async (request) => {
-      const { workspaceId } = request.principal!;
-      const { limit = LIMIT_DEFAULT, cursor, status, updated_after } = request.query;
-      const scope = { resource: 'contacts', workspaceId, filters: { status, updated_after } };
-      return paginate(
-        cursors,
-        scope,
-        { limit, cursor },
-        (after: readonly [string, string] | null, take) =>
-          contactsRepository.list(db, workspaceId, { status, updatedAfter: updated_after, after, limit: take }),
-        (c) => [c.updated_at, c.id] as const,
-      );
-    },
-  );
+  listRoute(app, services, {
+    path: '/contacts',
+    scope: 'contacts:read',
+    operationId: 'listContacts',
+    summary: 'List contacts',
+    description:
+      'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
+    tags,
+    querystring: ContactListQuery,
+    item: Contact,
+    spec: contactsSpec,
+  });
 
   app.post(
     '/contacts',
@@ -78,24 +60,16 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       })),
   );
 
-  app.get(
-    '/contacts/:id',
-    {
-      config: { scope: 'contacts:read' },
-      schema: {
-        operationId: 'getContact',
-        summary: 'Get a contact',
-        tags,
-        params: ContactIdParams,
-        response: readResponses({ 200: Single(Contact) }),
-      },
-    },
-    async (request) => {
-      const contact = await contactsRepository.find(db, request.principal!.workspaceId, request.params.id);
-      if (!contact) throw notFound('contact');
-      return { data: contact };
-    },
-  );
+  getRoute(app, services, {
+    path: '/contacts/:id',
+    scope: 'contacts:read',
+    operationId: 'getContact',
+    summary: 'Get a contact',
+    tags,
+    item: Contact,
+    spec: contactsSpec,
+    noun: 'contact',
+  });
 
   app.patch(
     '/contacts/:id',
