@@ -3,130 +3,18 @@
 // and the CLI is driven with child_process while it runs, exactly as a workspace owner would. What
 // the owner does (revoke, suspend, rotate, expire) must reach the running server within a second.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { sleep, STORE } from './harness.js';
+import { cleanUpProcesses, cli, startServer, stopServer, storeEnv, tempDir, type ServerProcess } from './processes.js';
 
-const CLI = fileURLToPath(new URL('../bin/workspace-api', import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEY = /wsk_[0-9A-Za-z]{16}\.[0-9A-Za-z]{46}/g;
 
 // ------------------------------------------------------------------------------------------ helpers
-
-const children: ChildProcess[] = [];
-const tempDirs: string[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'workspace-api-cli-test-'));
-  tempDirs.push(dir);
-  return dir;
-}
-
-/** The environment of one store: the servers and the CLI calls of that store share it. */
-function storeEnv(dataDir: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    DEMO_ON_FIRST_START: 'false',
-    DATA_DIR: dataDir,
-    // A shutdown that hangs is cut short (exit 1) after 3s instead of 10s.
-    SHUTDOWN_GRACE_MS: '3000',
-  };
-  delete env.NODE_TEST_CONTEXT;
-  delete env.PORT;
-  if (STORE === 'embedded') delete env.DATABASE_URL;
-  for (const [k, v] of Object.entries(extra)) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-interface ServerProcess {
-  proc: ChildProcess;
-  baseUrl: string;
-  output(): { stdout: string; stderr: string };
-  /** Resolves with the exit code once the process has ended. */
-  exited: Promise<number | null>;
-}
-
-async function startServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const proc = spawn(process.execPath, [CLI, 'serve'], {
-      env: { ...env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(proc);
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    let ended = false;
-    const exited = new Promise<number | null>((resolve) =>
-      proc.once('exit', (code) => {
-        ended = true;
-        resolve(code);
-      }),
-    );
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 40_000;
-    while (!ended && Date.now() < deadline) {
-      try {
-        const r = await fetch(`${baseUrl}/healthz`);
-        await r.body?.cancel();
-        if (r.status === 200) return { proc, baseUrl, exited, output: () => ({ stdout, stderr }) };
-      } catch {
-        // not listening yet
-      }
-      await sleep(100);
-    }
-    if (!ended) proc.kill('SIGKILL');
-    await exited;
-    // Someone else took the port between our probe and the server's bind: pick another one.
-    if (/EADDRINUSE/.test(stderr) && attempt < 4) continue;
-    throw new Error(`the server did not become healthy (exit ${String(proc.exitCode)}):\n${stderr}`);
-  }
-}
-
-async function stopServer(server: ServerProcess): Promise<number | null> {
-  server.proc.kill('SIGTERM');
-  return server.exited;
-}
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { env, timeout: 45_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-    children.push(child);
-  });
-}
 
 /** Runs a --json command that must succeed, and checks that it printed one JSON value and nothing else. */
 async function cliJson(args: string[], env: NodeJS.ProcessEnv): Promise<any> {
@@ -231,16 +119,7 @@ before(async () => {
   shared = await cliJson(['workspaces', 'create', '--name', unique('cli-shared')], env);
 });
 
-after(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await Promise.race([gone, sleep(5_000)]);
-    }
-  }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
+after(cleanUpProcesses);
 
 // ------------------------------------------------------------------------------------------ tests
 

@@ -12,14 +12,16 @@ import {
   type OwnerInput,
   type OwnerOutput,
 } from '../modules/owner/owner.service.js';
-import { startServer } from '../server.js';
+import { defaultWorkers, serve, WorkersUnsupported } from '../cluster.js';
 import type { SeedAmounts } from '../modules/owner/seed.js';
 import { parseDuration, parseRatePerMinute } from './durations.js';
 import { printKeys, printTable, printUsage } from './output.js';
 
 const USAGE = `Usage: workspace-api <command> [options]
 
-  serve                                   run the API (PORT, DATABASE_URL, ... from the environment)
+  serve [--workers N]                     run the API (PORT, DATABASE_URL, ... from the environment);
+                                          N processes behind one port (default: one per core on
+                                          PostgreSQL, one on the embedded store)
   migrate                                 apply pending database migrations
 
   workspaces create --name NAME [--timezone IANA_ZONE] [--json]
@@ -59,6 +61,7 @@ const OPTIONS = {
   'messages-per-conversation': { type: 'string' },
   automations: { type: 'string' },
   'internal-marker': { type: 'string' },
+  workers: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -131,10 +134,9 @@ async function main(argv: string[]): Promise<void> {
 
   switch (command) {
     case 'serve': {
-      const server = await startServer(config);
-      const shutdown = () => void server.stop().then(() => process.exit(0));
-      process.once('SIGTERM', shutdown);
-      process.once('SIGINT', shutdown);
+      const workers = o.workers === undefined ? defaultWorkers(config) : count(o.workers, '--workers');
+      if (workers < 1) throw new UsageError('--workers must be 1 or more');
+      await serve(config, workers);
       return;
     }
     case 'migrate': {
@@ -285,7 +287,7 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`workspace-api: ${(err as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
   }
-  if (err instanceof OwnerError || err instanceof ConfigError) {
+  if (err instanceof OwnerError || err instanceof ConfigError || err instanceof WorkersUnsupported) {
     process.stderr.write(`workspace-api: ${err.message}\n`);
     process.exit(1);
   }

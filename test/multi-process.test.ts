@@ -1,0 +1,195 @@
+// Several server processes, one truth: two real `serve` processes over one PostgreSQL and one
+// Redis must share each key's quota, both refuse a revoked key or a suspended workspace within a
+// second, and give one effect to one request sent to both at once. Several processes need
+// PostgreSQL whatever store the rest of the suite runs on: without DATABASE_URL this file makes a
+// database of its own on the local server and drops it at the end.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
+import { contactBody, idem, sleep } from './harness.js';
+import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+
+const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_multiprocess_${randomUUID().slice(0, 8)}`;
+const DATABASE_URL = process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${ownDatabase}`;
+
+let db: Database;
+let owner: OwnerContext;
+let a: ServerProcess;
+let b: ServerProcess;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+before(async () => {
+  if (ownDatabase) await admin(`CREATE DATABASE ${ownDatabase}`);
+  db = createPostgresDatabase(DATABASE_URL, 4);
+  await migrate(db);
+  owner = { db, defaultRateLimitPerMinute: 600 };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL,
+    REDIS_URL,
+    LOG_LEVEL: 'warn',
+    DEMO_ON_FIRST_START: 'false',
+    SHUTDOWN_GRACE_MS: '3000',
+  };
+  delete env.NODE_TEST_CONTEXT;
+  [a, b] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
+});
+
+after(async () => {
+  await cleanUpProcesses();
+  await db?.close();
+  if (ownDatabase) await admin(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
+});
+
+async function newKey(options: { rateLimitPerMinute?: number } = {}) {
+  const ws = await ownerCommands.createWorkspace(owner, { name: `multi-${randomUUID().slice(0, 8)}` });
+  const key = await ownerCommands.createKey(owner, {
+    workspaceId: ws.id,
+    name: 'multi-process test',
+    scopes: ['contacts:read', 'contacts:write'],
+    ...options,
+  });
+  return { workspaceId: ws.id, keyId: key.id, key: key.key };
+}
+
+async function call(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  idemKey?: string,
+) {
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (idemKey) headers['idempotency-key'] = idemKey;
+  const res = await fetch(server.baseUrl + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+}
+
+/** Polls both servers until each answers `expected`; each must within `limitMs` of the call. */
+async function bothRefuseWithin(limitMs: number, key: string, expected: number): Promise<void> {
+  const start = Date.now();
+  for (const server of [a, b]) {
+    for (;;) {
+      const r = await call(server, 'GET', '/v1/contacts?limit=1', key);
+      if (r.status === expected) break;
+      assert.ok(
+        Date.now() - start <= limitMs,
+        `${server.baseUrl} still answers ${r.status} after ${Date.now() - start} ms`,
+      );
+      await sleep(25);
+    }
+  }
+  assert.ok(Date.now() - start <= limitMs, `took ${Date.now() - start} ms`);
+}
+
+describe('two server processes sharing PostgreSQL and Redis', () => {
+  test('a key quota is one count across both processes', async () => {
+    const { key } = await newKey({ rateLimitPerMinute: 6 });
+    const remaining: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await call(i % 2 === 0 ? a : b, 'GET', '/v1/contacts?limit=1', key);
+      assert.equal(r.status, 200);
+      remaining.push(Number(r.headers.get('ratelimit-remaining')));
+    }
+    assert.deepEqual(remaining, [5, 4, 3, 2, 1, 0]);
+    for (const server of [a, b]) {
+      const r = await call(server, 'GET', '/v1/contacts?limit=1', key);
+      assert.equal(r.status, 429);
+      assert.equal(r.json.error.code, 'rate_limit_exceeded');
+    }
+  });
+
+  test('a revoked key is refused by both processes within a second', async () => {
+    const { key, keyId } = await newKey();
+    for (const server of [a, b]) assert.equal((await call(server, 'GET', '/v1/contacts', key)).status, 200);
+    await ownerCommands.revokeKey(owner, { keyId });
+    await bothRefuseWithin(1_000, key, 401);
+  });
+
+  test('a suspended workspace is refused by both processes within a second, and resumed likewise', async () => {
+    const { key, workspaceId } = await newKey();
+    for (const server of [a, b]) assert.equal((await call(server, 'GET', '/v1/contacts', key)).status, 200);
+    await ownerCommands.setWorkspaceStatus(owner, { workspaceId, status: 'suspended' });
+    await bothRefuseWithin(1_000, key, 403);
+    await ownerCommands.setWorkspaceStatus(owner, { workspaceId, status: 'active' });
+    await bothRefuseWithin(1_000, key, 200);
+  });
+
+  test('one request sent to both processes at once has one effect', async () => {
+    const { key, workspaceId } = await newKey();
+    const rounds = 15;
+    for (let i = 0; i < rounds; i++) {
+      const body = contactBody({ email: `twice.${i}.${randomUUID().slice(0, 6)}@example.com` });
+      const k = idem();
+      const [first, second] = await Promise.all([
+        call(a, 'POST', '/v1/contacts', key, body, k),
+        call(b, 'POST', '/v1/contacts', key, body, k),
+      ]);
+      const statuses = [first.status, second.status].sort();
+      assert.ok(
+        (statuses[0] === 201 && statuses[1] === 201) || (statuses[0] === 201 && statuses[1] === 409),
+        `statuses ${statuses.join(',')}`,
+      );
+      for (const r of [first, second]) {
+        if (r.status === 409) assert.equal(r.json.error.code, 'idempotency_key_in_use');
+      }
+      const created = [first, second].filter((r) => r.status === 201).map((r) => r.json.data.id);
+      assert.equal(new Set(created).size, 1, 'both 201s name the same contact');
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND email = $2',
+        [workspaceId, body.email],
+      );
+      assert.equal(rows[0]!.n, 1, `round ${i}: one contact`);
+    }
+  });
+
+  test('serve --workers 2 runs two workers behind one port and stops them all on SIGTERM', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL,
+      REDIS_URL,
+      LOG_LEVEL: 'warn',
+      DEMO_ON_FIRST_START: 'false',
+    };
+    delete env.NODE_TEST_CONTEXT;
+    const cluster = await startServer(env, ['--workers', '2']);
+    const workers = () => {
+      try {
+        return execFileSync('pgrep', ['-P', String(cluster.proc.pid)], { encoding: 'utf8' })
+          .trim()
+          .split('\n');
+      } catch {
+        return [];
+      }
+    };
+    assert.equal(workers().length, 2);
+    const { key } = await newKey();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call(cluster, 'GET', '/v1/contacts', key)));
+    assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
+    assert.equal(await stopServer(cluster), 0);
+    assert.deepEqual(workers(), []);
+  });
+});
