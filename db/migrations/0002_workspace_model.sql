@@ -267,9 +267,11 @@ CREATE FUNCTION emit_event(ws uuid, resource_type text, op text, resource_id tex
   LANGUAGE sql
   AS $$
   INSERT INTO events (workspace_id, type, resource_type, resource_id, request_id, data)
-  VALUES (ws, resource_type || CASE op WHEN 'INSERT' THEN '.created' WHEN 'UPDATE' THEN '.updated' ELSE '.deleted' END,
-          resource_type, resource_id, nullif(current_setting('app.request_id', true), ''),
-          coalesce(data, jsonb_build_object('id', resource_id)))
+  SELECT ws, resource_type || CASE op WHEN 'INSERT' THEN '.created' WHEN 'UPDATE' THEN '.updated' ELSE '.deleted' END,
+         resource_type, resource_id, nullif(current_setting('app.request_id', true), ''),
+         coalesce(data, jsonb_build_object('id', resource_id))
+  -- A workspace being deleted takes its resources and its events with it: nothing to record.
+  WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ws)
 $$;
 
 CREATE FUNCTION workspaces_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -339,3 +341,18 @@ CREATE TRIGGER automations_events_update AFTER UPDATE ON automations FOR EACH RO
 -- Workspaces created before this migration get their stages too (their events with them).
 INSERT INTO pipeline_stages (workspace_id, id, name, position)
 SELECT w.id, s.id, s.name, s.position FROM workspaces w CROSS JOIN default_pipeline_stages() s;
+
+-- TRUNCATE fires no row triggers, so it would remove rows without deletion events: refuse it on
+-- every table the feed covers. Delete rows instead (or delete the workspace).
+CREATE FUNCTION refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'TRUNCATE of % would bypass the events feed; DELETE the rows instead', TG_TABLE_NAME;
+END $$;
+CREATE TRIGGER workspaces_no_truncate BEFORE TRUNCATE ON workspaces EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER contacts_no_truncate BEFORE TRUNCATE ON contacts EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER appointments_no_truncate BEFORE TRUNCATE ON appointments EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER pipeline_stages_no_truncate BEFORE TRUNCATE ON pipeline_stages EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER catalog_items_no_truncate BEFORE TRUNCATE ON catalog_items EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER conversations_no_truncate BEFORE TRUNCATE ON conversations EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER messages_no_truncate BEFORE TRUNCATE ON messages EXECUTE FUNCTION refuse_truncate();
+CREATE TRIGGER automations_no_truncate BEFORE TRUNCATE ON automations EXECUTE FUNCTION refuse_truncate();

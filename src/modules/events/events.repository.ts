@@ -24,9 +24,13 @@ export type ResourceType = (typeof RESOURCE_TYPES)[number];
 /** (transaction id, sequence): the position of an event in the feed; both are decimal strings. */
 export type EventPosition = readonly [string, string];
 
-export function parseEventId(id: string): EventPosition {
+const MAX_TX_ID = 2n ** 64n - 1n; // xid8
+const MAX_SEQ = 2n ** 63n - 1n; // bigint
+
+/** The feed position an event id names, or null when it names none (bad shape or out of range). */
+export function parseEventId(id: string): EventPosition | null {
   const m = /^evt_([0-9]{1,20})_([0-9]{1,20})$/.exec(id);
-  if (!m) throw new Error(`not an event id: ${id}`);
+  if (!m || BigInt(m[1]!) > MAX_TX_ID || BigInt(m[2]!) > MAX_SEQ) return null;
   return [m[1]!, m[2]!];
 }
 

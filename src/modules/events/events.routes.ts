@@ -88,13 +88,19 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         });
       }
       const start = after === undefined ? null : parseEventId(after);
+      if (after !== undefined && !start) {
+        throw new ApiError('invalid_query_parameter', {
+          message: 'after must be the id of an event of this feed.',
+          details: { parameter: 'after' },
+        });
+      }
       return paginate(
         services.cursors,
         { resource: 'events', workspaceId, filters },
         { limit, cursor },
         (position: EventPosition | null, take) =>
           eventsRepository.list(services.db, workspaceId, filters, position ?? start, take),
-        (e) => parseEventId(e.id),
+        (e) => parseEventId(e.id)!,
       );
     },
   );
