@@ -8,6 +8,7 @@ import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '.
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+import { assertMatchesContract } from './contract.js';
 
 export const STORE: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
 
@@ -88,6 +89,7 @@ export async function startTestServer(
     } catch {
       json = undefined;
     }
+    assertMatchesContract(method, path, res.status, res.headers, json);
     return { status: res.status, headers: res.headers, text, json } as TestResponse;
   };
 

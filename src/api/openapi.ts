@@ -10,22 +10,41 @@ interface DocumentInfo {
   description: string;
 }
 
+const TAGS: { name: string; description: string }[] = [
+  { name: 'Workspace', description: 'The workspace the API key belongs to.' },
+  { name: 'Contacts', description: 'Contacts (leads) and the stages of the pipeline they move through.' },
+  { name: 'Appointments', description: 'Appointments booked with contacts; read-only.' },
+  { name: 'Catalog', description: 'Public products and services.' },
+  { name: 'Conversations', description: 'Conversations per contact and channel, and their messages.' },
+  { name: 'Automations', description: 'Operational summaries of the workspace automations.' },
+  { name: 'Events', description: 'The feed of every change, deletions included.' },
+];
+
 type Json = Record<string, unknown>;
 
 const COMMON_HEADERS: Json = {
   'X-Request-Id': {
     description: 'Identifier of this request; equals error.request_id on errors.',
-    schema: { type: 'string' },
+    schema: { type: 'string', pattern: '^req_[A-Za-z0-9_-]+$', maxLength: 64 },
   },
-  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer' } },
-  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description: 'Requests allowed per window for this API key.',
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 },
+  },
   'RateLimit-Reset': {
     description: 'When the current window ends (RFC 3339 date-time).',
-    schema: { type: 'string', format: 'date-time' },
+    schema: { type: 'string', format: 'date-time', maxLength: 35 },
   },
 };
 
-const RETRY_AFTER: Json = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
+const RETRY_AFTER: Json = {
+  description: 'Seconds to wait before retrying.',
+  schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 },
+};
 const REPLAYED: Json = {
   description:
     'Present and true when this response is the stored response of an earlier request with the same Idempotency-Key.',
@@ -126,6 +145,13 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
       const doc = (document as { openapiObject: Json }).openapiObject as Json & {
         paths?: Record<string, Record<string, Json>>;
       };
+      // Only the tags this document's operations use, in a fixed order.
+      const used = new Set(
+        Object.values(doc.paths ?? {}).flatMap((item) =>
+          Object.values(item).flatMap((op) => (op.tags as string[]) ?? []),
+        ),
+      );
+      doc.tags = TAGS.filter((t) => used.has(t.name));
       for (const item of Object.values(doc.paths ?? {})) {
         for (const [method, op] of Object.entries(item)) {
           // Header parameters are matched case-insensitively; publish them in their usual casing.

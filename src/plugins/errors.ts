@@ -47,13 +47,19 @@ export default fp<ErrorsOptions>(
         request,
         reply,
         new ApiError('route_not_found', {
-          message: `No operation ${request.method} ${request.url.split('?')[0]}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
+          message: `No operation ${request.method} ${shortPath(request.url)}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
         }),
       ),
     );
   },
   { name: 'errors' },
 );
+
+/** The path of a URL, cut short: a message repeats enough of the request to recognize it, no more. */
+function shortPath(url: string): string {
+  const path = url.split('?')[0]!;
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+}
 
 function toApiError(err: FastifyError): ApiError {
   if (err instanceof ApiError) return err;

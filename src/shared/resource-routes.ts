@@ -39,7 +39,9 @@ export function listRoute(app: FastifyInstance, services: Services, o: ListRoute
       schema: {
         operationId: o.operationId,
         summary: o.summary,
-        ...(o.description ? { description: o.description } : {}),
+        description:
+          o.description ??
+          `${o.summary}, ordered by (${o.spec.sortColumn}, id) ascending. Page with page.next_cursor; for incremental sync pass the ${o.spec.sortColumn} of the last item you stored as ${o.spec.sortColumn.replace('_at', '')}_after.`,
         tags: o.tags,
         ...(o.params ? { params: o.params } : {}),
         querystring: o.querystring,
@@ -88,6 +90,7 @@ export function getRoute(app: FastifyInstance, services: Services, o: GetRouteOp
       schema: {
         operationId: o.operationId,
         summary: o.summary,
+        description: `The ${o.noun} with this id; 404 when the workspace of the key has none.`,
         tags: o.tags,
         params: Type.Object({ id }, { additionalProperties: false }),
         response: readResponses({ 200: Single(o.item) }),

@@ -4,12 +4,13 @@ import { Type, type TSchema } from 'typebox';
 
 export const Uuid = Type.String({
   format: 'uuid',
+  maxLength: 36,
   description: 'UUID',
   examples: ['0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41'],
 });
 
 /** RFC 3339 date-time in UTC with millisecond precision, e.g. 2026-11-22T06:05:43.123Z. */
-export const DateTime = Type.String({ format: 'date-time', examples: ['2026-11-22T06:05:43.123Z'] });
+export const DateTime = Type.String({ format: 'date-time', maxLength: 35, examples: ['2026-11-22T06:05:43.123Z'] });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -18,14 +19,33 @@ export const ErrorBody = Type.Object(
     error: Type.Object(
       {
         type: Type.String({
+          enum: [
+            'invalid_request',
+            'authentication_error',
+            'permission_error',
+            'not_found',
+            'idempotency_error',
+            'validation_error',
+            'rate_limit_error',
+            'api_error',
+          ],
           description:
             'Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.',
         }),
         code: Type.String({
+          pattern: '^[a-z_]+$',
+          maxLength: 64,
           description: 'Stable machine-readable code; see the error catalog in the service description.',
         }),
-        message: Type.String({ description: 'Human-readable explanation; safe to show, never contains secrets.' }),
-        request_id: Type.String({ description: 'Equals the X-Request-Id header of the same response.' }),
+        message: Type.String({
+          maxLength: 2000,
+          description: 'Human-readable explanation; safe to show, never contains secrets.',
+        }),
+        request_id: Type.String({
+          pattern: '^req_[A-Za-z0-9_-]+$',
+          maxLength: 64,
+          description: 'Equals the X-Request-Id header of the same response.',
+        }),
         details: Type.Optional(Type.Object({}, { additionalProperties: true })),
       },
       { additionalProperties: false },
@@ -36,15 +56,17 @@ export const ErrorBody = Type.Object(
 
 export const PageInfo = Type.Object(
   {
-    limit: Type.Integer({ description: 'The page size applied.' }),
+    limit: Type.Integer({ format: 'int32', minimum: 1, maximum: 100, description: 'The page size applied.' }),
     has_more: Type.Boolean({ description: 'Whether a further page exists.' }),
-    next_cursor: Nullable(Type.String({ description: 'Opaque cursor for the next page; null when there is none.' })),
+    next_cursor: Nullable(
+      Type.String({ maxLength: 1024, description: 'Opaque cursor for the next page; null when there is none.' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const Page = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), page: PageInfo }, { additionalProperties: false });
+  Type.Object({ data: Type.Array(item, { maxItems: LIMIT_MAX }), page: PageInfo }, { additionalProperties: false });
 
 export const Single = <T extends TSchema>(item: T) => Type.Object({ data: item }, { additionalProperties: false });
 
@@ -53,6 +75,7 @@ export const LIMIT_MAX = 100;
 export const LIMIT_DEFAULT = 50;
 
 export const Limit = Type.Integer({
+  format: 'int32',
   minimum: LIMIT_MIN,
   maximum: LIMIT_MAX,
   default: LIMIT_DEFAULT,
@@ -79,11 +102,25 @@ export const IdempotencyHeaders = Type.Object({
 
 // `type: [T, 'null']` rather than anyOf: the same meaning for validation and OpenAPI 3.1, and the
 // serializer writes it without trying branches.
-export const NullableString = (options: Record<string, unknown> = {}) =>
-  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
+export const NullableString = (maxLength: number, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<string | null>({ ...options, maxLength, type: ['string', 'null'] });
 
-export const NullableInteger = (options: Record<string, unknown> = {}) =>
-  Type.Unsafe<number | null>({ ...options, type: ['integer', 'null'] });
+export const NullableDateTime = (options: Record<string, unknown> = {}) =>
+  NullableString(35, { ...options, format: 'date-time' });
+
+/** Integers state their range and width, so clients size their types and nothing is unbounded. */
+export const Int32 = (minimum: number, maximum: number, options: Record<string, unknown> = {}) =>
+  Type.Integer({ ...options, format: 'int32', minimum, maximum });
+
+export const Int64 = (minimum: number, options: Record<string, unknown> = {}) =>
+  Type.Integer({ ...options, format: 'int64', minimum, maximum: Number.MAX_SAFE_INTEGER });
+
+export const NullableInteger = (
+  format: 'int32' | 'int64',
+  minimum: number,
+  maximum: number,
+  options: Record<string, unknown> = {},
+) => Type.Unsafe<number | null>({ ...options, format, minimum, maximum, type: ['integer', 'null'] });
 
 export const StringEnum = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });

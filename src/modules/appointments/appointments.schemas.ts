@@ -1,6 +1,6 @@
 // Appointment resource (spec 2.4, 3.2). Read-only through the interface.
 import { Type, type Static } from 'typebox';
-import { Cursor, DateTime, Limit, Uuid } from '../../shared/schemas.js';
+import { Cursor, DateTime, Limit, NullableDateTime, NullableString, Uuid } from '../../shared/schemas.js';
 
 export const APPOINTMENT_STATUSES = [
   'scheduled',
@@ -17,18 +17,19 @@ export const AppointmentStatusSchema = Type.Unsafe<AppointmentStatus>({
   enum: [...APPOINTMENT_STATUSES],
 });
 
-const nullable = (options: Record<string, unknown>) =>
-  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
-
 export const Appointment = Type.Object(
   {
     id: Uuid,
-    contact_id: nullable({ format: 'uuid' }),
-    starts_at: nullable({ format: 'date-time' }),
-    ends_at: nullable({ format: 'date-time' }),
-    timezone: Type.String({ description: 'IANA time zone the appointment was booked in.' }),
+    contact_id: NullableString(36, { format: 'uuid' }),
+    starts_at: NullableDateTime(),
+    ends_at: NullableDateTime(),
+    timezone: Type.String({
+      maxLength: 64,
+      description: 'IANA time zone the appointment was booked in.',
+      examples: ['America/Sao_Paulo'],
+    }),
     status: AppointmentStatusSchema,
-    source: nullable({}),
+    source: NullableString(120, { description: 'Where the appointment was booked.', examples: ['website'] }),
     created_at: DateTime,
     updated_at: DateTime,
   },

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { equals, updatedAfter, type ListSpec } from '../../shared/keyset-list.js';
 import { getRoute, listRoute } from '../../shared/resource-routes.js';
-import { DateTime, NullableString, StringEnum, SyncListQuery, Uuid } from '../../shared/schemas.js';
+import { DateTime, Int64, NullableDateTime, StringEnum, SyncListQuery, Uuid } from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
 
 const STATUSES = ['active', 'paused', 'draft'] as const;
@@ -20,13 +20,13 @@ const TRIGGER_KINDS = [
 export const Automation = Type.Object(
   {
     id: Uuid,
-    name: Type.String({ examples: ['Confirm appointments the day before'] }),
+    name: Type.String({ maxLength: 200, examples: ['Confirm appointments the day before'] }),
     status: StringEnum(STATUSES),
     trigger_kind: StringEnum(TRIGGER_KINDS, { description: 'What starts a run.' }),
-    last_run_at: NullableString({ format: 'date-time' }),
-    run_count: Type.Integer({ minimum: 0 }),
-    success_count: Type.Integer({ minimum: 0 }),
-    failure_count: Type.Integer({ minimum: 0 }),
+    last_run_at: NullableDateTime(),
+    run_count: Int64(0),
+    success_count: Int64(0),
+    failure_count: Int64(0),
     created_at: DateTime,
     updated_at: DateTime,
   },

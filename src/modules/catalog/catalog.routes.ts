@@ -13,15 +13,14 @@ export const CatalogItem = Type.Object(
   {
     id: Uuid,
     kind: StringEnum(KINDS),
-    name: Type.String({ examples: ['Initial consultation'] }),
-    description: NullableString(),
-    price_amount: NullableInteger({
-      minimum: 0,
+    name: Type.String({ maxLength: 200, examples: ['Initial consultation'] }),
+    description: NullableString(2000),
+    price_amount: NullableInteger('int64', 0, Number.MAX_SAFE_INTEGER, {
       description: 'Price in the minor unit of the currency (cents); null when the item has no list price.',
       examples: [15000],
     }),
-    currency: NullableString({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code.', examples: ['BRL'] }),
-    duration_minutes: NullableInteger({ minimum: 1, description: 'Length of a service, when it has one.' }),
+    currency: NullableString(3, { pattern: '^[A-Z]{3}$', description: 'ISO 4217 code.', examples: ['BRL'] }),
+    duration_minutes: NullableInteger('int32', 1, 100_000, { description: 'Length of a service, when it has one.' }),
     active: Type.Boolean({ description: 'Whether the item is currently offered.' }),
     created_at: DateTime,
     updated_at: DateTime,

@@ -23,7 +23,7 @@ export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]*$';
 
 // `type: [T, 'null']` rather than anyOf: the same meaning for validation and OpenAPI 3.1, and
 // the serializer writes it without trying branches.
-const nullableString = (options: Record<string, unknown> = {}) =>
+const nullableString = (options: Record<string, unknown> & { maxLength: number }) =>
   Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
 
 export const ContactStatusSchema = Type.Unsafe<ContactStatus>({
@@ -35,13 +35,17 @@ export const ContactStatusSchema = Type.Unsafe<ContactStatus>({
 export const Contact = Type.Object(
   {
     id: Uuid,
-    external_id: nullableString({ description: 'Identifier chosen by the caller (set through the upsert).' }),
-    name: nullableString(),
-    company_name: nullableString(),
-    email: nullableString({ format: 'email' }),
-    phone: nullableString({ pattern: PHONE_PATTERN, examples: ['+5511912345678'] }),
-    whatsapp: nullableString({ pattern: PHONE_PATTERN, examples: ['+5511987654321'] }),
-    origin: nullableString(),
+    external_id: nullableString({
+      maxLength: 128,
+      pattern: EXTERNAL_ID_PATTERN,
+      description: 'Identifier chosen by the caller (set through the upsert).',
+    }),
+    name: nullableString({ maxLength: 160 }),
+    company_name: nullableString({ maxLength: 160 }),
+    email: nullableString({ format: 'email', maxLength: 254 }),
+    phone: nullableString({ pattern: PHONE_PATTERN, maxLength: 16, examples: ['+5511912345678'] }),
+    whatsapp: nullableString({ pattern: PHONE_PATTERN, maxLength: 16, examples: ['+5511987654321'] }),
+    origin: nullableString({ maxLength: 120 }),
     status: ContactStatusSchema,
     created_at: DateTime,
     updated_at: DateTime,
@@ -55,10 +59,10 @@ const writableProperties = {
   company_name: Type.Optional(nullableString({ maxLength: 160 })),
   email: Type.Optional(nullableString({ format: 'email', maxLength: 254 })),
   phone: Type.Optional(
-    nullableString({ pattern: PHONE_PATTERN, description: 'E.164: plus sign, then 8 to 15 digits.' }),
+    nullableString({ pattern: PHONE_PATTERN, maxLength: 16, description: 'E.164: plus sign, then 8 to 15 digits.' }),
   ),
   whatsapp: Type.Optional(
-    nullableString({ pattern: PHONE_PATTERN, description: 'E.164: plus sign, then 8 to 15 digits.' }),
+    nullableString({ pattern: PHONE_PATTERN, maxLength: 16, description: 'E.164: plus sign, then 8 to 15 digits.' }),
   ),
   origin: Type.Optional(nullableString({ maxLength: 120 })),
   status: Type.Optional(ContactStatusSchema),

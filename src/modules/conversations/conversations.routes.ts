@@ -5,7 +5,16 @@ import { Type } from 'typebox';
 import { notFound } from '../../shared/errors.js';
 import { equals, updatedAfter, type ListSpec } from '../../shared/keyset-list.js';
 import { listRoute } from '../../shared/resource-routes.js';
-import { Cursor, DateTime, Limit, NullableString, StringEnum, SyncListQuery, Uuid } from '../../shared/schemas.js';
+import {
+  Cursor,
+  DateTime,
+  Limit,
+  NullableDateTime,
+  NullableString,
+  StringEnum,
+  SyncListQuery,
+  Uuid,
+} from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
 
 const CHANNELS = ['whatsapp', 'email', 'instagram', 'sms', 'webchat'] as const;
@@ -17,7 +26,7 @@ export const Conversation = Type.Object(
     contact_id: { ...Uuid, description: 'The contact; list the messages at /v2/conversations/{contact_id}/messages.' },
     channel: StringEnum(CHANNELS),
     status: StringEnum(STATUSES),
-    last_message_at: NullableString({ format: 'date-time' }),
+    last_message_at: NullableDateTime(),
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -31,8 +40,8 @@ export const Message = Type.Object(
     contact_id: Uuid,
     direction: StringEnum(['inbound', 'outbound'], { description: 'inbound: from the contact.' }),
     kind: StringEnum(['text', 'image', 'audio', 'video', 'document', 'template']),
-    text: NullableString({ description: 'Text of the message, or the caption of a media message.' }),
-    sent_at: NullableString({ format: 'date-time' }),
+    text: NullableString(4096, { description: 'Text of the message, or the caption of a media message.' }),
+    sent_at: NullableDateTime(),
     created_at: DateTime,
     updated_at: DateTime,
   },

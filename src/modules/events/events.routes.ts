@@ -14,15 +14,22 @@ const EVENT_TYPE_LIST = '^[a-z_]+\\.(created|updated|deleted)(,[a-z_]+\\.(create
 
 export const Event = Type.Object(
   {
-    id: Type.String({ description: 'Identifier and position of the event in the feed.', examples: ['evt_9412_1873'] }),
+    id: Type.String({
+      pattern: '^evt_[0-9]{1,20}_[0-9]{1,20}$',
+      maxLength: 45,
+      description: 'Identifier and position of the event in the feed.',
+      examples: ['evt_9412_1873'],
+    }),
     type: Type.String({
+      pattern: '^[a-z_]+\\.(created|updated|deleted)$',
+      maxLength: 64,
       description: '<resource_type>.created, .updated or .deleted.',
       examples: ['contact.updated'],
     }),
     resource_type: StringEnum(RESOURCE_TYPES),
-    resource_id: Type.String({ description: 'Id of the resource the event is about.' }),
+    resource_id: Type.String({ maxLength: 128, description: 'Id of the resource the event is about.' }),
     occurred_at: DateTime,
-    request_id: NullableString({
+    request_id: NullableString(64, {
       description: 'X-Request-Id of the API request that caused the change; null for changes made in the product.',
     }),
     data: Type.Object(
@@ -45,6 +52,7 @@ const EventsQuery = Type.Object(
     after: Type.Optional(
       Type.String({
         pattern: '^evt_[0-9]{1,20}_[0-9]{1,20}$',
+        maxLength: 45,
         description: 'Id of the last event already processed: the feed continues right after it.',
       }),
     ),

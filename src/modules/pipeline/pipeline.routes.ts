@@ -4,15 +4,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { updatedAfter, type ListSpec } from '../../shared/keyset-list.js';
 import { listRoute } from '../../shared/resource-routes.js';
-import { DateTime, SyncListQuery } from '../../shared/schemas.js';
+import { DateTime, Int32, SyncListQuery } from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
 import { ContactStatusSchema } from '../contacts/contacts.schemas.js';
 
 export const PipelineStage = Type.Object(
   {
     id: { ...ContactStatusSchema, description: 'The contact status this stage stands for.' },
-    name: Type.String({ examples: ['Qualified conversation'] }),
-    position: Type.Integer({ minimum: 1, description: 'Order of the stage in the pipeline, from 1.' }),
+    name: Type.String({ maxLength: 100, examples: ['Qualified conversation'] }),
+    position: Int32(1, 1000, { description: 'Order of the stage in the pipeline, from 1.' }),
     created_at: DateTime,
     updated_at: DateTime,
   },

@@ -9,9 +9,13 @@ import type { RouteOptions } from '../../services.js';
 export const Workspace = Type.Object(
   {
     id: Uuid,
-    name: Type.String({ examples: ['Clínica Vida'] }),
+    name: Type.String({ maxLength: 200, examples: ['Clínica Vida'] }),
     status: StringEnum(['active', 'suspended']),
-    timezone: Type.String({ description: 'IANA time zone of the workspace.', examples: ['America/Sao_Paulo'] }),
+    timezone: Type.String({
+      maxLength: 64,
+      description: 'IANA time zone of the workspace.',
+      examples: ['America/Sao_Paulo'],
+    }),
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -27,6 +31,7 @@ export const workspaceRoutes: FastifyPluginAsync<RouteOptions> = async (app, { s
       schema: {
         operationId: 'getWorkspace',
         summary: 'Get the workspace of this API key',
+        description: 'Identity, status and time zone of the workspace the API key belongs to.',
         tags: ['Workspace'],
         response: readResponses({ 200: Single(Workspace) }),
       },

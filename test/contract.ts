@@ -1,0 +1,89 @@
+// Every response the integration suite receives through the harness is checked against the
+// published interface description that covers it (docs/openapi/*.json, which
+// openapi-artifact.test.ts keeps equal to what the service serves): the status must be one the
+// operation documents, the documented headers must be there, and the body must validate against
+// the documented schema. A response the documents do not describe fails the test that got it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+
+type Json = Record<string, any>;
+
+interface Operation {
+  pattern: RegExp;
+  method: string;
+  responses: Record<string, Json>;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
+addFormats.default(ajv);
+
+const operations: Operation[] = [];
+let errorSchema: ValidateFunction | undefined;
+for (const version of ['v1', 'v2']) {
+  const doc = JSON.parse(readFileSync(new URL(`../docs/openapi/${version}.json`, import.meta.url), 'utf8')) as Json;
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    for (const [method, op] of Object.entries(item)) {
+      operations.push({
+        pattern,
+        method: method.toUpperCase(),
+        responses: (op as Json).responses as Record<string, Json>,
+      });
+    }
+  }
+  errorSchema ??= ajv.compile(
+    (doc.paths['/v1/contacts'] ?? doc.paths['/v2/contacts']).get.responses['401'].content['application/json'].schema,
+  );
+}
+
+const validators = new Map<Json, ValidateFunction>();
+const validatorFor = (schema: Json) => {
+  let v = validators.get(schema);
+  if (!v) validators.set(schema, (v = ajv.compile(schema)));
+  return v;
+};
+
+let checked = 0;
+export const contractChecks = () => checked;
+
+export function assertMatchesContract(
+  method: string,
+  url: string,
+  status: number,
+  headers: Headers,
+  body: unknown,
+): void {
+  const path = url.split('?')[0]!;
+  const where = `${method} ${path} -> ${status}`;
+  const op = operations.find((o) => o.method === method && o.pattern.test(path));
+  if (!op) {
+    // Paths outside the documents (unknown routes, probes, the documents themselves): their errors
+    // still use the error object.
+    if (status >= 400 && body !== undefined && errorSchema && !errorSchema(body)) {
+      assert.fail(`${where}: error body does not match the error schema: ${ajv.errorsText(errorSchema.errors)}`);
+    }
+    return;
+  }
+  checked++;
+  const response = op.responses[String(status)];
+  assert.ok(response, `${where}: status ${status} is not documented for this operation`);
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
+    const value = headers.get(name);
+    const optional = name === 'Idempotent-Replayed' || (name === 'Retry-After' && status === 409);
+    if (value === null) {
+      assert.ok(optional, `${where}: documented header ${name} is missing`);
+      continue;
+    }
+    const schema = header.schema as Json;
+    const typed = schema.type === 'integer' ? Number(value) : value;
+    const valid = validatorFor(schema);
+    assert.ok(valid(typed), `${where}: header ${name}: ${value} breaks ${ajv.errorsText(valid.errors)}`);
+  }
+  if (method === 'HEAD') return;
+  const schema = response.content?.['application/json']?.schema as Json | undefined;
+  if (!schema) return;
+  const valid = validatorFor(schema);
+  assert.ok(valid(body), `${where}: body breaks the documented schema: ${ajv.errorsText(valid.errors)}`);
+}
