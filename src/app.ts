@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
+import { Metrics } from './infra/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './infra/rate-limit-store.js';
 import { Authenticator } from './modules/api-keys/authenticator.js';
 import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
@@ -19,6 +20,7 @@ import { ApiError } from './shared/errors.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
 import { v2 } from './api/v2.js';
+import { docsRoutes } from './api/docs.js';
 import { eventsRepository } from './modules/events/events.repository.js';
 import type { Services } from './services.js';
 
@@ -78,12 +80,23 @@ export async function buildApp(
     authenticator: services.authenticator,
     rateLimiter: services.rateLimiter,
     usage: services.usage,
+    metrics: services.metrics,
     unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    services.metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
 
   await app.register(healthRoutes, { services });
   await app.register(v1, { prefix: '/v1', services });
   await app.register(v2, { prefix: '/v2', services });
+  await app.register(docsRoutes);
 
   // Housekeeping: expired idempotency records and events past their retention.
   const housekeeping = async () => {
@@ -130,6 +143,7 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     usage: new UsageRecorder(db),
     idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
     cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),
+    metrics: new Metrics(db),
     redisProbe,
   };
 }

@@ -1,6 +1,7 @@
 // The long-lived parts of the service, built once in app.ts and handed to the route modules.
 import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
+import type { Metrics } from './infra/metrics.js';
 import type { Authenticator } from './modules/api-keys/authenticator.js';
 import type { UsageRecorder } from './modules/api-keys/usage-recorder.js';
 import type { CursorCodec } from './shared/cursor.js';
@@ -15,6 +16,7 @@ export interface Services {
   usage: UsageRecorder;
   idempotency: IdempotencyStore;
   cursors: CursorCodec;
+  metrics: Metrics;
   /** Present when a Redis is configured: answers whether it responds. */
   redisProbe: (() => Promise<boolean>) | null;
 }

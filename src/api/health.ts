@@ -1,5 +1,5 @@
 // Liveness and readiness for orchestrators: /healthz says the process answers, /readyz that it can
-// reach its store (and Redis when one is configured).
+// reach its store (and Redis when one is configured); /metrics is for Prometheus.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 
@@ -7,6 +7,11 @@ export async function healthRoutes(app: FastifyInstance, { services }: { service
   const probe = { config: { public: true, unmetered: true }, schema: { hide: true } } as const;
 
   app.get('/healthz', probe, async () => ({ status: 'ok' }));
+
+  // Prometheus scrapes: route patterns, statuses and counts only, nothing a tenant owns.
+  app.get('/metrics', probe, async (_request, reply) =>
+    reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()),
+  );
 
   app.get('/readyz', probe, async (_request, reply) => {
     const checks: Record<string, 'ok' | 'unavailable'> = {};

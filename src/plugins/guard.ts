@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
+import type { Metrics } from '../infra/metrics.js';
 import { ApiError } from '../shared/errors.js';
 import type { RateLimitDecision, RateLimiter } from '../shared/rate-limiter.js';
 import './types.js';
@@ -14,6 +15,7 @@ export interface GuardOptions {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   usage: UsageRecorder;
+  metrics: Metrics;
   unauthenticatedLimitPerMinute: number;
 }
 
@@ -45,7 +47,10 @@ export default fp<GuardOptions>(
     const limitByAddress = async (ip: string, reply: FastifyReply) => {
       const d = await opts.rateLimiter.consume(`ip:${ip}`, opts.unauthenticatedLimitPerMinute);
       applyRateLimitHeaders(reply, d);
-      if (!d.allowed) throw rateLimited(d, 'address_rate_limit_exceeded');
+      if (!d.allowed) {
+        opts.metrics.rateLimited('address');
+        throw rateLimited(d, 'address_rate_limit_exceeded');
+      }
     };
 
     app.addHook('onRequest', async (request, reply) => {
@@ -63,7 +68,10 @@ export default fp<GuardOptions>(
 
       const d = await opts.rateLimiter.consume(`key:${principal.keyId}`, principal.rateLimitPerMinute);
       applyRateLimitHeaders(reply, d);
-      if (!d.allowed) throw rateLimited(d, 'rate_limit_exceeded');
+      if (!d.allowed) {
+        opts.metrics.rateLimited('key');
+        throw rateLimited(d, 'rate_limit_exceeded');
+      }
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import type { IdempotentOutcome, WriteResult } from './idempotency.js';
 import type { Queryable } from '../infra/database.js';
+import { ApiError } from './errors.js';
 
 export async function idempotentWrite(
   services: Services,
@@ -11,18 +12,26 @@ export async function idempotentWrite(
   write: (tx: Queryable, workspaceId: string) => Promise<WriteResult>,
 ): Promise<FastifyReply> {
   const principal = request.principal!;
-  const outcome: IdempotentOutcome = await services.idempotency.execute(
-    {
-      workspaceId: principal.workspaceId,
-      requestId: request.id,
-      key: request.headers['idempotency-key'] as string,
-      method: request.method,
-      route: request.routeOptions.url ?? request.url,
-      params: request.params,
-      body: request.body,
-    },
-    (tx) => write(tx, principal.workspaceId),
-  );
+  let outcome: IdempotentOutcome;
+  try {
+    outcome = await services.idempotency.execute(
+      {
+        workspaceId: principal.workspaceId,
+        requestId: request.id,
+        key: request.headers['idempotency-key'] as string,
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        params: request.params,
+        body: request.body,
+      },
+      (tx) => write(tx, principal.workspaceId),
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'idempotency_key_reused') services.metrics.idempotency('reused');
+    if (err instanceof ApiError && err.code === 'idempotency_key_in_use') services.metrics.idempotency('in_use');
+    throw err;
+  }
+  services.metrics.idempotency(outcome.replayed ? 'replayed' : 'executed');
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.statusCode).send(outcome.body);
 }

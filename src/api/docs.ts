@@ -1,0 +1,39 @@
+// The reference pages at /docs: Swagger UI, served from the package's own assets (no CDN, so the
+// page works on closed networks), showing /v1/openapi.json and /v2/openapi.json with a switch
+// between them. We chose Swagger UI over Redoc (no "try it") and Scalar (its Fastify plugin needs
+// a newer Node than ours) because it is maintained by the Fastify organisation, renders both
+// documents, lets an integrator try every operation with their own key, and ships as one package.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
+  // Every route of the page is public: the page holds no data, only the published documents.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...(route.config as object), public: true };
+  });
+  // swagger-ui serves the document of a @fastify/swagger instance of its own context; the page
+  // loads the two published documents instead, so this one only describes the page itself.
+  await app.register(swagger, {
+    mode: 'static',
+    specification: {
+      document: { openapi: '3.1.0', info: { title: 'Workspace Public API reference', version: '2.0.0' }, paths: {} },
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: {
+      // The first entry is the one shown first.
+      urls: [
+        { url: '/v2/openapi.json', name: 'Version 2' },
+        { url: '/v1/openapi.json', name: 'Version 1' },
+      ],
+      docExpansion: 'list',
+      deepLinking: true,
+      persistAuthorization: false,
+      displayRequestDuration: true,
+      tryItOutEnabled: false,
+    },
+    staticCSP: true,
+  });
+}
