@@ -16,3 +16,11 @@ export const V2_DESCRIPTION = `**Version 2** adds the workspace, pipeline stages
 **Events.** \`GET /v2/events\` lists every change to the workspace's resources — made through this API or inside the product — as \`<resource>.created\`, \`.updated\` or \`.deleted\`, with the resource as it was after the change (a deletion carries only its id) and, for changes made through the API, the \`request_id\` of the request. The order is stable and gap-free: follow \`page.next_cursor\` while \`has_more\` is true; once at the end, resume later with \`after=<id of the last event you processed>\`. Events are kept for 30 days; a client that falls further behind resynchronizes the lists with \`updated_after\`.
 
 Internal data of the product (notes, AI memory, provider payloads and identifiers, private URLs, automation rules, conditions, actions and logs, billing, credentials) never appears in any answer.`;
+
+export const SYNC_GUIDE = `**Guide: sync your contacts.** Keep a copy of a workspace's contacts in your system, deletions included, without missing a change:
+1. Create a key with \`contacts:read\` and \`events:read\` only.
+2. Note the newest event first: \`GET /v2/events?limit=100\`, following \`page.next_cursor\` to the end; keep the \`id\` of the last event (none yet is fine).
+3. Copy every contact: \`GET /v2/contacts?limit=100\`, following \`page.next_cursor\` while \`page.has_more\` is true; store each contact by \`id\`.
+4. From then on, poll \`GET /v2/events?after=<last event id>&resource_type=contact\` (every few seconds or minutes): upsert \`contact.created\` and \`contact.updated\` from \`data\` (skip one whose \`updated_at\` is older than what you hold), delete on \`contact.deleted\`, and save the id of each event once applied. A restart resumes from that id.
+5. If you were away longer than the 30-day retention, start again at step 2; \`updated_after\` on the list lets you refetch only what changed since the newest \`updated_at\` you hold.
+The typed client of this project does steps 2–4 for you (\`clients/typescript\`, example in \`examples/sync-contacts\`).`;
