@@ -166,7 +166,7 @@ async function main(argv: string[]): Promise<void> {
       for (const [name, flag] of Object.entries(flags)) {
         if (o[flag] !== undefined) amounts[name as keyof SeedAmounts] = count(o[flag], `--${flag}`);
       }
-      const result = await runOwner(config, 'seed', {
+      const result = await seedInChunks(config, {
         workspaceId: required(o.workspace, '--workspace'),
         amounts,
         ...(o['internal-marker'] !== undefined ? { internalMarker: o['internal-marker'] } : {}),
@@ -198,6 +198,49 @@ async function main(argv: string[]): Promise<void> {
 }
 
 type Print = (value: unknown, human: () => void) => void;
+
+const SEED_CHUNK = 25_000;
+
+/**
+ * Large seeds go in chunks of 25,000 rows per resource, one transaction each, so the owner sees
+ * progress on a terminal and a long seed never holds one huge transaction.
+ */
+async function seedInChunks(config: Config, input: OwnerInput<'seed'>): Promise<OwnerOutput<'seed'>> {
+  const amounts = input.amounts ?? {};
+  const large = Object.entries(amounts).filter(
+    ([name, n]) => name !== 'messagesPerConversation' && (n ?? 0) > SEED_CHUNK,
+  );
+  if (large.length === 0) return runOwner(config, 'seed', input);
+  const totals: Record<string, number | string> = { workspace_id: input.workspaceId };
+  const show = process.stderr.isTTY;
+  for (const [name, n] of Object.entries(amounts)) {
+    if (name === 'messagesPerConversation') continue;
+    for (let done = 0; done < (n ?? 0); done += SEED_CHUNK) {
+      const chunk = Math.min(SEED_CHUNK, (n ?? 0) - done);
+      const part = await runOwner(config, 'seed', {
+        ...input,
+        amounts: { ...amounts, ...zero(amounts), [name]: chunk },
+      });
+      for (const [k, v] of Object.entries(part))
+        if (typeof v === 'number') totals[k] = ((totals[k] as number) ?? 0) + v;
+      if (show)
+        process.stderr.write(
+          `\rseeding ${name}: ${(done + chunk).toLocaleString('en')}/${(n ?? 0).toLocaleString('en')}   `,
+        );
+    }
+    if (show) process.stderr.write('\n');
+  }
+  return totals as OwnerOutput<'seed'>;
+}
+
+/** Every amount set to 0 except the messages per conversation, which is a ratio, not an amount. */
+function zero(amounts: Partial<SeedAmounts>): Partial<SeedAmounts> {
+  return Object.fromEntries(
+    Object.keys(amounts)
+      .filter((k) => k !== 'messagesPerConversation')
+      .map((k) => [k, 0]),
+  );
+}
 
 async function workspaces(config: Config, sub: string | undefined, arg: string | undefined, o: Options, print: Print) {
   switch (sub) {

@@ -32,12 +32,30 @@ export function printKeys(keys: KeyWithUsage[]): void {
       last_used: k.last_used_at ?? 'never',
       today: k.requests_today,
       last_7_days: k.requests_last_7_days,
+      errors: `${(k.error_rate_last_7_days * 100).toFixed(1)}%`,
     })),
-    ['id', 'workspace_id', 'name', 'status', 'scopes', 'rate_limit', 'expires', 'last_used', 'today', 'last_7_days'],
+    [
+      'id',
+      'workspace_id',
+      'name',
+      'status',
+      'scopes',
+      'rate_limit',
+      'expires',
+      'last_used',
+      'today',
+      'last_7_days',
+      'errors',
+    ],
   );
 }
 
 export function printUsage(key: ApiKeyRow, usage: UsageRow[]): void {
-  process.stdout.write(`key ${key.id} (${key.name}), last used ${key.last_used_at ?? 'never'}\n`);
+  const total = usage.reduce((n, u) => n + u.requests, 0);
+  const errors = usage.reduce((n, u) => n + u.client_errors + u.server_errors + u.rate_limited, 0);
+  const rate = total === 0 ? '-' : `${((errors / total) * 100).toFixed(1)}%`;
+  process.stdout.write(
+    `key ${key.id} (${key.name}), last used ${key.last_used_at ?? 'never'}; ${total} requests, errors ${rate}\n`,
+  );
   printTable(usage, ['day', 'operation', 'requests', 'client_errors', 'server_errors', 'rate_limited']);
 }

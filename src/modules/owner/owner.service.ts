@@ -35,6 +35,8 @@ export interface KeyWithUsage extends ApiKeyRow {
   status: 'active' | 'expired' | 'revoked';
   requests_today: number;
   requests_last_7_days: number;
+  /** share of the last 7 days' requests answered with an error (4xx, 5xx or 429), 0 to 1 */
+  error_rate_last_7_days: number;
   usage_by_day: { day: string; requests: number }[];
 }
 
@@ -127,11 +129,14 @@ export const ownerCommands = {
         const usage = await apiKeysRepository.usage(ctx.db, k.id, 7);
         const byDay = new Map<string, number>();
         for (const u of usage) byDay.set(u.day, (byDay.get(u.day) ?? 0) + u.requests);
+        const total = usage.reduce((n, u) => n + u.requests, 0);
+        const errors = usage.reduce((n, u) => n + u.client_errors + u.server_errors + u.rate_limited, 0);
         return {
           ...k,
           status: keyStatus(k),
           requests_today: byDay.get(today) ?? 0,
-          requests_last_7_days: [...byDay.values()].reduce((a, b) => a + b, 0),
+          requests_last_7_days: total,
+          error_rate_last_7_days: total === 0 ? 0 : Math.round((errors / total) * 10_000) / 10_000,
           usage_by_day: [...byDay].map(([day, requests]) => ({ day, requests })),
         };
       }),

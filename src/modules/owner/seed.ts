@@ -121,8 +121,8 @@ export async function seedContacts(
                 CASE WHEN g % 9 = 0 THEN NULL
                      ELSE lower(translate(($3::text[])[1 + g % cardinality($3::text[])], 'ãáéíóúç', 'aaeiouc'))
                           || '.' || g || '.' || substr(md5(random()::text), 1, 6) || '@example.com' END AS email,
-                CASE WHEN g % 4 = 0 THEN NULL ELSE '+55119' || lpad((g * 7919 % 100000000)::text, 8, '0') END AS phone,
-                CASE WHEN g % 3 = 0 THEN '+55119' || lpad((g * 104729 % 100000000)::text, 8, '0') ELSE NULL END AS whatsapp,
+                CASE WHEN g % 4 = 0 THEN NULL ELSE '+55119' || lpad((g::bigint * 7919 % 100000000)::text, 8, '0') END AS phone,
+                CASE WHEN g % 3 = 0 THEN '+55119' || lpad((g::bigint * 104729 % 100000000)::text, 8, '0') ELSE NULL END AS whatsapp,
                 ($6::text[])[1 + (g / 5) % cardinality($6::text[])] AS origin,
                 ($7::text[])[1 + (g * 31) % cardinality($7::text[])] AS status,
                 now() - random() * interval '180 days' AS created_at
@@ -165,7 +165,7 @@ export async function seedAppointments(
                 CASE WHEN pool.ids IS NULL OR g % 5 = 0 THEN NULL
                      ELSE pool.ids[1 + (g * 13) % cardinality(pool.ids)] END AS contact_id,
                 CASE WHEN g % 10 = 0 THEN NULL
-                     ELSE date_trunc('hour', now()) + ((g * 7919) % 4000 - 2000) * interval '1 hour'
+                     ELSE date_trunc('hour', now()) + ((g::bigint * 7919) % 4000 - 2000) * interval '1 hour'
                           + (g % 4) * interval '15 minutes' END AS starts_at,
                 ($3::text[])[1 + g % cardinality($3::text[])] AS status,
                 ($4::text[])[1 + (g / 3) % cardinality($4::text[])] AS source,
@@ -315,8 +315,10 @@ export async function seedWorkspaceInternals(
   );
   await db.query(`UPDATE pipeline_stages SET internal_notes = $2::text WHERE workspace_id = $1`, [workspaceId, text]);
   await db.query(
-    `INSERT INTO workspace_credentials (workspace_id, provider, secret) VALUES ($1, 'whatsapp_cloud', 'tok_' || $2::text),
-            ($1, 'google_calendar', 'refresh_' || $2::text)`,
+    `INSERT INTO workspace_credentials (workspace_id, provider, secret)
+     SELECT $1, p.provider, p.prefix || $2::text
+       FROM (VALUES ('whatsapp_cloud', 'tok_'), ('google_calendar', 'refresh_')) AS p (provider, prefix)
+      WHERE NOT EXISTS (SELECT 1 FROM workspace_credentials WHERE workspace_id = $1)`,
     [workspaceId, text],
   );
 }
