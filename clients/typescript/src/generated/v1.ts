@@ -1,0 +1,4225 @@
+/* eslint-disable */
+// generated — do not edit. Source: docs/openapi/v1.json (the published v1 interface description).
+// Regenerate with: node --import tsx clients/typescript/generate.ts
+export interface paths {
+  '/v1/appointments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List appointments
+     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.
+     */
+    get: operations['listAppointments'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/appointments/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an appointment
+     * @description The appointment with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getAppointment'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/contacts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List contacts
+     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.
+     */
+    get: operations['listContacts'];
+    put?: never;
+    /**
+     * Create a contact
+     * @description Without status, the contact starts as cold_list.
+     */
+    post: operations['createContact'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/contacts/external/{external_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Create or update a contact by external identifier
+     * @description 201 when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact.
+     */
+    put: operations['upsertContactByExternalId'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/contacts/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a contact
+     * @description The contact with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getContact'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Update a contact
+     * @description Changes only the properties sent; updated_at moves only when a value changes.
+     */
+    patch: operations['updateContact'];
+    trace?: never;
+  };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+  schemas: never;
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+  listAppointments: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only appointments updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        status?: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+        /**
+         * @description Only appointments starting at or after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        starts_after?: string;
+        /**
+         * @description Only appointments starting at or before this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        starts_before?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "ends_at": "2026-11-22T06:05:43.123Z",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "source": "website",
+           *           "starts_at": "2026-11-22T06:05:43.123Z",
+           *           "status": "scheduled",
+           *           "timezone": "America/Sao_Paulo",
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              contact_id: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: date-time */
+              ends_at: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /**
+               * @description Where the appointment was booked.
+               * @example website
+               */
+              source: string | null;
+              /** Format: date-time */
+              starts_at: string | null;
+              /** @enum {string} */
+              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+              /**
+               * @description IANA time zone the appointment was booked in.
+               * @example America/Sao_Paulo
+               */
+              timezone: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAppointment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "ends_at": "2026-11-22T06:05:43.123Z",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "source": "website",
+           *         "starts_at": "2026-11-22T06:05:43.123Z",
+           *         "status": "scheduled",
+           *         "timezone": "America/Sao_Paulo",
+           *         "updated_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              contact_id: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: date-time */
+              ends_at: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /**
+               * @description Where the appointment was booked.
+               * @example website
+               */
+              source: string | null;
+              /** Format: date-time */
+              starts_at: string | null;
+              /** @enum {string} */
+              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+              /**
+               * @description IANA time zone the appointment was booked in.
+               * @example America/Sao_Paulo
+               */
+              timezone: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listContacts: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only contacts updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        /** @description Pipeline stage of the contact. */
+        status?:
+          | 'cold_list'
+          | 'prospecting_started'
+          | 'talking'
+          | 'qualified_conversation'
+          | 'nurturing'
+          | 'scheduled'
+          | 'meeting'
+          | 'post_meeting'
+          | 'customer_confirmed'
+          | 'lost';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "company_name": "string",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "email": "ana.souza@example.com",
+           *           "external_id": "string",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "name": "string",
+           *           "origin": "string",
+           *           "phone": "+5511912345678",
+           *           "status": "cold_list",
+           *           "updated_at": "2026-11-22T06:05:43.123Z",
+           *           "whatsapp": "+5511987654321"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  createContact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        } & ((unknown | unknown) & (unknown | unknown | unknown));
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  upsertContactByExternalId: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path: {
+        /** @description Identifier of the contact in the calling system; percent-encode "/" as %2F. */
+        external_id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      201: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getContact: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  updateContact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+}

@@ -1,0 +1,8643 @@
+/* eslint-disable */
+// generated — do not edit. Source: docs/openapi/v2.json (the published v2 interface description).
+// Regenerate with: node --import tsx clients/typescript/generate.ts
+export interface paths {
+  '/v2/appointments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List appointments
+     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.
+     */
+    get: operations['listAppointments'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/appointments/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an appointment
+     * @description The appointment with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getAppointment'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/automations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List automations
+     * @description List automations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     */
+    get: operations['listAutomations'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/automations/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an automation
+     * @description The automation with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getAutomation'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/catalog/items': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List catalog items
+     * @description List catalog items, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     */
+    get: operations['listCatalogItems'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/catalog/items/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a catalog item
+     * @description The catalog item with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getCatalogItem'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/contacts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List contacts
+     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.
+     */
+    get: operations['listContacts'];
+    put?: never;
+    /**
+     * Create a contact
+     * @description Without status, the contact starts as cold_list.
+     */
+    post: operations['createContact'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/contacts/external/{external_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Create or update a contact by external identifier
+     * @description 201 when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact.
+     */
+    put: operations['upsertContactByExternalId'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/contacts/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a contact
+     * @description The contact with this id; 404 when the workspace of the key has none.
+     */
+    get: operations['getContact'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Update a contact
+     * @description Changes only the properties sent; updated_at moves only when a value changes.
+     */
+    patch: operations['updateContact'];
+    trace?: never;
+  };
+  '/v2/conversations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List conversations
+     * @description List conversations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     */
+    get: operations['listConversations'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/conversations/{contact_id}/messages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a contact's messages
+     * @description Messages of every conversation of the contact, ordered by (created_at, id). For incremental sync pass the created_at of the last message you stored as created_after.
+     */
+    get: operations['listMessages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List changes (events feed)
+     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days.
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/pipeline/stages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List pipeline stages
+     * @description Ordered by (updated_at, id) like every list; sort by position to show them in pipeline order.
+     */
+    get: operations['listPipelineStages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/workspace': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the workspace of this API key
+     * @description Identity, status and time zone of the workspace the API key belongs to.
+     */
+    get: operations['getWorkspace'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+  schemas: never;
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+  listAppointments: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only appointments updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        status?: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+        /**
+         * @description Only appointments starting at or after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        starts_after?: string;
+        /**
+         * @description Only appointments starting at or before this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        starts_before?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "ends_at": "2026-11-22T06:05:43.123Z",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "source": "website",
+           *           "starts_at": "2026-11-22T06:05:43.123Z",
+           *           "status": "scheduled",
+           *           "timezone": "America/Sao_Paulo",
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              contact_id: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: date-time */
+              ends_at: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /**
+               * @description Where the appointment was booked.
+               * @example website
+               */
+              source: string | null;
+              /** Format: date-time */
+              starts_at: string | null;
+              /** @enum {string} */
+              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+              /**
+               * @description IANA time zone the appointment was booked in.
+               * @example America/Sao_Paulo
+               */
+              timezone: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAppointment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "ends_at": "2026-11-22T06:05:43.123Z",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "source": "website",
+           *         "starts_at": "2026-11-22T06:05:43.123Z",
+           *         "status": "scheduled",
+           *         "timezone": "America/Sao_Paulo",
+           *         "updated_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              contact_id: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: date-time */
+              ends_at: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /**
+               * @description Where the appointment was booked.
+               * @example website
+               */
+              source: string | null;
+              /** Format: date-time */
+              starts_at: string | null;
+              /** @enum {string} */
+              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+              /**
+               * @description IANA time zone the appointment was booked in.
+               * @example America/Sao_Paulo
+               */
+              timezone: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listAutomations: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only items updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        status?: 'active' | 'paused' | 'draft';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "failure_count": 1,
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "last_run_at": "2026-11-22T06:05:43.123Z",
+           *           "name": "Confirm appointments the day before",
+           *           "run_count": 1,
+           *           "status": "active",
+           *           "success_count": 1,
+           *           "trigger_kind": "contact_created",
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: int64 */
+              failure_count: number;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** Format: date-time */
+              last_run_at: string | null;
+              /** @example Confirm appointments the day before */
+              name: string;
+              /** Format: int64 */
+              run_count: number;
+              /** @enum {string} */
+              status: 'active' | 'paused' | 'draft';
+              /** Format: int64 */
+              success_count: number;
+              /**
+               * @description What starts a run.
+               * @enum {string}
+               */
+              trigger_kind:
+                | 'contact_created'
+                | 'contact_status_changed'
+                | 'appointment_scheduled'
+                | 'appointment_status_changed'
+                | 'message_received'
+                | 'schedule';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAutomation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "failure_count": 1,
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "last_run_at": "2026-11-22T06:05:43.123Z",
+           *         "name": "Confirm appointments the day before",
+           *         "run_count": 1,
+           *         "status": "active",
+           *         "success_count": 1,
+           *         "trigger_kind": "contact_created",
+           *         "updated_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: int64 */
+              failure_count: number;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** Format: date-time */
+              last_run_at: string | null;
+              /** @example Confirm appointments the day before */
+              name: string;
+              /** Format: int64 */
+              run_count: number;
+              /** @enum {string} */
+              status: 'active' | 'paused' | 'draft';
+              /** Format: int64 */
+              success_count: number;
+              /**
+               * @description What starts a run.
+               * @enum {string}
+               */
+              trigger_kind:
+                | 'contact_created'
+                | 'contact_status_changed'
+                | 'appointment_scheduled'
+                | 'appointment_status_changed'
+                | 'message_received'
+                | 'schedule';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listCatalogItems: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only items updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        kind?: 'product' | 'service';
+        /** @description true: only items on offer; false: only retired ones. */
+        active?: boolean;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "active": true,
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "currency": "BRL",
+           *           "description": "string",
+           *           "duration_minutes": 1,
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "kind": "product",
+           *           "name": "Initial consultation",
+           *           "price_amount": 15000,
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @description Whether the item is currently offered. */
+              active: boolean;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * @description ISO 4217 code.
+               * @example BRL
+               */
+              currency: string | null;
+              description: string | null;
+              /**
+               * Format: int32
+               * @description Length of a service, when it has one.
+               */
+              duration_minutes: number | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** @enum {string} */
+              kind: 'product' | 'service';
+              /** @example Initial consultation */
+              name: string;
+              /**
+               * Format: int64
+               * @description Price in the minor unit of the currency (cents); null when the item has no list price.
+               * @example 15000
+               */
+              price_amount: number | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getCatalogItem: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "active": true,
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "currency": "BRL",
+           *         "description": "string",
+           *         "duration_minutes": 1,
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "kind": "product",
+           *         "name": "Initial consultation",
+           *         "price_amount": 15000,
+           *         "updated_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @description Whether the item is currently offered. */
+              active: boolean;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * @description ISO 4217 code.
+               * @example BRL
+               */
+              currency: string | null;
+              description: string | null;
+              /**
+               * Format: int32
+               * @description Length of a service, when it has one.
+               */
+              duration_minutes: number | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** @enum {string} */
+              kind: 'product' | 'service';
+              /** @example Initial consultation */
+              name: string;
+              /**
+               * Format: int64
+               * @description Price in the minor unit of the currency (cents); null when the item has no list price.
+               * @example 15000
+               */
+              price_amount: number | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listContacts: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only contacts updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        /** @description Pipeline stage of the contact. */
+        status?:
+          | 'cold_list'
+          | 'prospecting_started'
+          | 'talking'
+          | 'qualified_conversation'
+          | 'nurturing'
+          | 'scheduled'
+          | 'meeting'
+          | 'post_meeting'
+          | 'customer_confirmed'
+          | 'lost';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "company_name": "string",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "email": "ana.souza@example.com",
+           *           "external_id": "string",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "name": "string",
+           *           "origin": "string",
+           *           "phone": "+5511912345678",
+           *           "status": "cold_list",
+           *           "updated_at": "2026-11-22T06:05:43.123Z",
+           *           "whatsapp": "+5511987654321"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  createContact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        } & ((unknown | unknown) & (unknown | unknown | unknown));
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  upsertContactByExternalId: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path: {
+        /** @description Identifier of the contact in the calling system; percent-encode "/" as %2F. */
+        external_id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      201: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getContact: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  updateContact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': string;
+      };
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    requestBody: {
+      content: {
+        'application/json': {
+          company_name?: string | null;
+          /** Format: email */
+          email?: string | null;
+          name?: string | null;
+          origin?: string | null;
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          phone?: string | null;
+          /**
+           * @description Pipeline stage of the contact.
+           * @enum {string}
+           */
+          status?:
+            | 'cold_list'
+            | 'prospecting_started'
+            | 'talking'
+            | 'qualified_conversation'
+            | 'nurturing'
+            | 'scheduled'
+            | 'meeting'
+            | 'post_meeting'
+            | 'customer_confirmed'
+            | 'lost';
+          /** @description E.164: plus sign, then 8 to 15 digits. */
+          whatsapp?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              company_name: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /** Format: email */
+              email: string | null;
+              /** @description Identifier chosen by the caller (set through the upsert). */
+              external_id: string | null;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              name: string | null;
+              origin: string | null;
+              /** @example +5511912345678 */
+              phone: string | null;
+              /**
+               * @description Pipeline stage of the contact.
+               * @enum {string}
+               */
+              status:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+              /** @example +5511987654321 */
+              whatsapp: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+      409: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "idempotency_key_reused",
+           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "idempotency_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "Request body too large.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Request body is not application/json. */
+      415: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Request body is not application/json.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description The body breaks its schema or a cross-field rule. */
+      422: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "The body breaks its schema or a cross-field rule.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "validation_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listConversations: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only items updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        contact_id?: string;
+        channel?: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
+        status?: 'open' | 'closed';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "channel": "whatsapp",
+           *           "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "last_message_at": "2026-11-22T06:05:43.123Z",
+           *           "status": "open",
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @enum {string} */
+              channel: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
+              /**
+               * Format: uuid
+               * @description The contact; list the messages at /v2/conversations/{contact_id}/messages.
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              contact_id: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** Format: date-time */
+              last_message_at: string | null;
+              /** @enum {string} */
+              status: 'open' | 'closed';
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listMessages: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only messages created strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        created_after?: string;
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        conversation_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        contact_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "contact_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "conversation_id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "direction": "inbound",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "kind": "text",
+           *           "sent_at": "2026-11-22T06:05:43.123Z",
+           *           "text": "string",
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              contact_id: string;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              conversation_id: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * @description inbound: from the contact.
+               * @enum {string}
+               */
+              direction: 'inbound' | 'outbound';
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** @enum {string} */
+              kind: 'text' | 'image' | 'audio' | 'video' | 'document' | 'template';
+              /** Format: date-time */
+              sent_at: string | null;
+              /** @description Text of the message, or the caption of a media message. */
+              text: string | null;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /** @description Id of the last event already processed: the feed continues right after it. */
+        after?: string;
+        /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. */
+        type?: string;
+        resource_type?:
+          | 'workspace'
+          | 'contact'
+          | 'pipeline_stage'
+          | 'appointment'
+          | 'catalog_item'
+          | 'conversation'
+          | 'message'
+          | 'automation';
+        /** @description Only events about this resource. */
+        resource_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "data": {},
+           *           "id": "evt_9412_1873",
+           *           "occurred_at": "2026-11-22T06:05:43.123Z",
+           *           "request_id": "string",
+           *           "resource_id": "string",
+           *           "resource_type": "workspace",
+           *           "type": "contact.updated"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion: {"id": ...} only. */
+              data: {
+                [key: string]: unknown;
+              };
+              /**
+               * @description Identifier and position of the event in the feed.
+               * @example evt_9412_1873
+               */
+              id: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              occurred_at: string;
+              /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+              request_id: string | null;
+              /** @description Id of the resource the event is about. */
+              resource_id: string;
+              /** @enum {string} */
+              resource_type:
+                | 'workspace'
+                | 'contact'
+                | 'pipeline_stage'
+                | 'appointment'
+                | 'catalog_item'
+                | 'conversation'
+                | 'message'
+                | 'automation';
+              /**
+               * @description <resource_type>.created, .updated or .deleted.
+               * @example contact.updated
+               */
+              type: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  listPipelineStages: {
+    parameters: {
+      query?: {
+        /** @description Page size, an integer from 1 to 100 (default 50). */
+        limit?: number;
+        /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+        /**
+         * @description Only items updated strictly after this instant.
+         * @example 2026-11-22T06:05:43.123Z
+         */
+        updated_after?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "created_at": "2026-11-22T06:05:43.123Z",
+           *           "id": "cold_list",
+           *           "name": "Qualified conversation",
+           *           "position": 1,
+           *           "updated_at": "2026-11-22T06:05:43.123Z"
+           *         }
+           *       ],
+           *       "page": {
+           *         "has_more": true,
+           *         "limit": 1,
+           *         "next_cursor": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * @description The contact status this stage stands for.
+               * @enum {string}
+               */
+              id:
+                | 'cold_list'
+                | 'prospecting_started'
+                | 'talking'
+                | 'qualified_conversation'
+                | 'nurturing'
+                | 'scheduled'
+                | 'meeting'
+                | 'post_meeting'
+                | 'customer_confirmed'
+                | 'lost';
+              /** @example Qualified conversation */
+              name: string;
+              /**
+               * Format: int32
+               * @description Order of the stage in the pipeline, from 1.
+               */
+              position: number;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            }[];
+            page: {
+              /** @description Whether a further page exists. */
+              has_more: boolean;
+              /**
+               * Format: int32
+               * @description The page size applied.
+               */
+              limit: number;
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getWorkspace: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "Clínica Vida",
+           *         "status": "active",
+           *         "timezone": "America/Sao_Paulo",
+           *         "updated_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              created_at: string;
+              /**
+               * Format: uuid
+               * @description UUID
+               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+               */
+              id: string;
+              /** @example Clínica Vida */
+              name: string;
+              /** @enum {string} */
+              status: 'active' | 'suspended';
+              /**
+               * @description IANA time zone of the workspace.
+               * @example America/Sao_Paulo
+               */
+              timezone: string;
+              /**
+               * Format: date-time
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+}

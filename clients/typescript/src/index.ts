@@ -1,0 +1,341 @@
+// Typed client of the Workspace Public API.
+//
+// The request and response types come from the published interface descriptions
+// (./generated/v1.ts and v2.ts, written by ../generate.ts with openapi-typescript); the calls go
+// through openapi-fetch. On top of that, the helpers integrators otherwise write by hand:
+//
+//   - pages() / paginate(): every page, or every item, of a list, following page.next_cursor;
+//   - eventPages() / readEvents(): the events feed from an `after` position, ending with the last id;
+//   - an Idempotency-Key on every write (POST, PUT, PATCH) that does not carry one;
+//   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
+//     429, 503 and network errors, honouring Retry-After;
+//   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body.
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { paths as V1Paths } from './generated/v1.js';
+import type { paths as V2Paths } from './generated/v2.js';
+
+export type { V1Paths, V2Paths };
+
+// ------------------------------------------------------------------------------------------- types
+
+/**
+ * The documents mark Idempotency-Key as a required header of every write, which is what the
+ * server needs; this client sends one itself when the caller does not, so the typed calls make it
+ * optional. Everything else is exactly the generated type.
+ */
+type OptionalIdempotencyKey<Operation> = Operation extends {
+  parameters: { header: { 'Idempotency-Key': string } };
+}
+  ? Omit<Operation, 'parameters'> & {
+      parameters: Omit<Operation['parameters'], 'header'> & { header?: { 'Idempotency-Key'?: string } };
+    }
+  : Operation;
+
+export type ClientPaths<Paths> = {
+  [Path in keyof Paths]: { [Method in keyof Paths[Path]]: OptionalIdempotencyKey<Paths[Path][Method]> };
+};
+
+export type V1Client = Client<ClientPaths<V1Paths>, 'application/json'>;
+export type V2Client = Client<ClientPaths<V2Paths>, 'application/json'>;
+
+type Json<Response> = Response extends { content: { 'application/json': infer Body } } ? Body : never;
+type Ok<Path extends keyof V2Paths> = V2Paths[Path] extends { get: { responses: { 200: infer R } } } ? Json<R> : never;
+type Item<Path extends keyof V2Paths> = Ok<Path> extends { data: (infer T)[] } ? T : never;
+
+export type Contact = Ok<'/v2/contacts/{id}'>['data'];
+export type Appointment = Ok<'/v2/appointments/{id}'>['data'];
+export type Workspace = Ok<'/v2/workspace'>['data'];
+export type PipelineStage = Item<'/v2/pipeline/stages'>;
+export type CatalogItem = Ok<'/v2/catalog/items/{id}'>['data'];
+export type Conversation = Item<'/v2/conversations'>;
+export type Message = Item<'/v2/conversations/{contact_id}/messages'>;
+export type Automation = Ok<'/v2/automations/{id}'>['data'];
+export type WorkspaceEvent = Item<'/v2/events'>;
+export type EventsQuery = NonNullable<V2Paths['/v2/events']['get']['parameters']['query']>;
+export type ContactCreate = Json<V2Paths['/v2/contacts']['post']['requestBody']>;
+export type ContactUpdate = Json<V2Paths['/v2/contacts/{id}']['patch']['requestBody']>;
+/** The `error` object of every error response. */
+export type ErrorBody = Json<V2Paths['/v2/contacts']['get']['responses'][400]>['error'];
+
+/** The page envelope of every list. */
+export interface Page<T> {
+  data: T[];
+  page: { limit: number; has_more: boolean; next_cursor: string | null };
+}
+
+/** What an openapi-fetch call resolves to, reduced to what the helpers need. */
+export interface CallResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+// ------------------------------------------------------------------------------------------ errors
+
+/** An error answer of the API (any non-2xx status), with the fields of its body. */
+export class WorkspaceApiError extends Error {
+  override readonly name = 'WorkspaceApiError';
+  /** HTTP status */
+  readonly status: number;
+  /** error class: invalid_request, authentication_error, …, api_error */
+  readonly type: ErrorBody['type'];
+  /** stable machine-readable code, e.g. validation_failed, resource_not_found */
+  readonly code: string;
+  /** equals the X-Request-Id header: quote it when asking for support */
+  readonly requestId: string | undefined;
+  /** e.g. `errors: [{field, message}]` of a 422, `parameter` of a 400, `required_scope` of a 403 */
+  readonly details: Record<string, unknown> | undefined;
+  /** seconds from the Retry-After header (429, 503, 409 idempotency_key_in_use) */
+  readonly retryAfter: number | undefined;
+
+  constructor(response: Response, body: unknown) {
+    const error = errorBodyOf(body);
+    super(error?.message ?? `HTTP ${response.status} without an error body`);
+    this.status = response.status;
+    this.type = error?.type ?? 'api_error';
+    this.code = error?.code ?? 'unexpected_response';
+    this.requestId = error?.request_id ?? response.headers.get('x-request-id') ?? undefined;
+    this.details = error?.details;
+    this.retryAfter = retryAfterSeconds(response);
+  }
+}
+
+function errorBodyOf(body: unknown): ErrorBody | undefined {
+  if (typeof body !== 'object' || body === null || !('error' in body)) return undefined;
+  const error = body.error;
+  if (typeof error !== 'object' || error === null || !('code' in error) || !('message' in error)) return undefined;
+  return error as ErrorBody;
+}
+
+/**
+ * The data of a call, or a WorkspaceApiError for an error answer.
+ *
+ *   const { data: contact } = await unwrap(api.v2.GET('/v2/contacts/{id}', { params: { path: { id } } }));
+ */
+export async function unwrap<T>(call: Promise<CallResult<T>> | CallResult<T>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok || error !== undefined) throw new WorkspaceApiError(response, error);
+  return data as T;
+}
+
+// ----------------------------------------------------------------------------------------- client
+
+export interface WorkspaceApiClientOptions {
+  /** origin of the service, e.g. https://api.example.com (the paths carry /v1 and /v2) */
+  baseUrl: string;
+  /** a workspace API key, `wsk_…` */
+  apiKey: string;
+  /** fetch to use (default: the global fetch); it receives one Request per attempt */
+  fetch?: (request: Request) => Promise<Response>;
+  /** retries after the first attempt (default 3); 0 turns retrying off */
+  maxRetries?: number;
+  /** first backoff in ms when the answer has no Retry-After (network errors); doubled each time (default 500) */
+  retryDelay?: number;
+  /** longest wait in ms before a retry (default 30 000); a Retry-After beyond it is not waited for */
+  maxRetryDelay?: number;
+}
+
+export interface WorkspaceApiClient {
+  v1: V1Client;
+  v2: V2Client;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): WorkspaceApiClient {
+  const policy: RetryPolicy = {
+    maxRetries: options.maxRetries ?? 3,
+    retryDelay: options.retryDelay ?? 500,
+    maxRetryDelay: options.maxRetryDelay ?? 30_000,
+  };
+  const fetch = retrying(options.fetch ?? ((request: Request) => globalThis.fetch(request)), policy);
+  const headers: Middleware = {
+    onRequest({ request }) {
+      request.headers.set('Authorization', `Bearer ${options.apiKey}`);
+      // One key per call: every retry of this request (below) sends the same one.
+      if (WRITE_METHODS.has(request.method) && !request.headers.has('Idempotency-Key')) {
+        request.headers.set('Idempotency-Key', crypto.randomUUID());
+      }
+      return request;
+    },
+  };
+  const v1 = createClient<ClientPaths<V1Paths>, 'application/json'>({ baseUrl: options.baseUrl, fetch });
+  const v2 = createClient<ClientPaths<V2Paths>, 'application/json'>({ baseUrl: options.baseUrl, fetch });
+  v1.use(headers);
+  v2.use(headers);
+  return { v1, v2 };
+}
+
+// ---------------------------------------------------------------------------------------- retries
+
+interface RetryPolicy {
+  maxRetries: number;
+  retryDelay: number;
+  maxRetryDelay: number;
+}
+
+/**
+ * Wraps fetch so that a request is sent again — the same method, URL, headers (Idempotency-Key
+ * included) and body — when retrying cannot do harm:
+ *
+ * - 429 rate_limit_exceeded and 503 service_unavailable: the request did nothing;
+ * - 409 idempotency_key_in_use: the same request is still running; once it ends, the retry gets
+ *   its stored response (a retry is a replay, never a second write);
+ * - a network error (no response): the request may or may not have run; a GET is safe to repeat,
+ *   and a write carries its Idempotency-Key, so a repeat of one that did run is answered with the
+ *   stored response.
+ *
+ * The wait is Retry-After when the answer has one, else an exponential backoff with jitter. A
+ * Retry-After longer than maxRetryDelay is not waited for: the answer is returned (and unwrap()
+ * throws it, with retryAfter) — the caller decides whether to come back that much later. Other
+ * statuses, 4xx in particular, are returned at once.
+ */
+function retrying(
+  fetch: (request: Request) => Promise<Response>,
+  policy: RetryPolicy,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    for (let attempt = 0; ; attempt++) {
+      let response: Response | undefined;
+      let failure: unknown;
+      try {
+        // A clone per attempt: a Request body can be read once.
+        response = await fetch(request.clone());
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        failure = error;
+      }
+      if (response && !(await isRetryable(response))) return response;
+      const wait = response ? waitFor(response, attempt, policy) : backoff(attempt, policy);
+      if (attempt >= policy.maxRetries || wait === undefined) {
+        if (response) return response;
+        throw failure;
+      }
+      await response?.body?.cancel();
+      await sleep(wait, request.signal);
+    }
+  };
+}
+
+async function isRetryable(response: Response): Promise<boolean> {
+  if (response.status === 429 || response.status === 503) return true;
+  if (response.status !== 409) return false;
+  const body: unknown = await response
+    .clone()
+    .json()
+    .catch(() => undefined);
+  return errorBodyOf(body)?.code === 'idempotency_key_in_use';
+}
+
+/** ms to wait before retrying after this answer, or undefined when Retry-After exceeds the cap. */
+function waitFor(response: Response, attempt: number, policy: RetryPolicy): number | undefined {
+  const seconds = retryAfterSeconds(response);
+  if (seconds === undefined) return backoff(attempt, policy);
+  const ms = seconds * 1000;
+  return ms > policy.maxRetryDelay ? undefined : ms;
+}
+
+function backoff(attempt: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(policy.maxRetryDelay, policy.retryDelay * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** Retry-After as seconds: delta-seconds, or an HTTP date. */
+function retryAfterSeconds(response: Response): number | undefined {
+  const value = response.headers.get('retry-after');
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+// ------------------------------------------------------------------------------------- pagination
+
+/**
+ * Every page of a list, in order, following page.next_cursor until the last page.
+ * `call(cursor)` makes one request; the first call gets `undefined`.
+ *
+ *   for await (const page of pages((cursor) =>
+ *     api.v2.GET('/v2/contacts', { params: { query: { limit: 100, cursor, updated_after } } }))) { … }
+ */
+export async function* pages<T>(
+  call: (cursor: string | undefined) => Promise<CallResult<Page<T>>>,
+): AsyncGenerator<Page<T>, void, undefined> {
+  let cursor: string | undefined;
+  do {
+    const page = await unwrap(call(cursor));
+    yield page;
+    cursor = page.page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
+/** Every item of a list, across its pages (see pages()). */
+export async function* paginate<T>(
+  call: (cursor: string | undefined) => Promise<CallResult<Page<T>>>,
+): AsyncGenerator<T, void, undefined> {
+  for await (const page of pages(call)) yield* page.data;
+}
+
+// ------------------------------------------------------------------------------------ events feed
+
+export interface EventPage {
+  events: WorkspaceEvent[];
+  /** id of the last event up to this page: the `after` to resume from once this page is processed */
+  lastEventId: string | undefined;
+}
+
+/**
+ * The events feed after `query.after` (from its start without it) up to its current end, one
+ * page at a time; the generator's return value is the id of the last event (or `after` when there
+ * was none). Filters (type, resource_type, resource_id) apply to every page. Store
+ * `page.lastEventId` once a page is processed, and come back later with it as `after`.
+ */
+export async function* eventPages(
+  v2: V2Client,
+  query: Omit<EventsQuery, 'cursor'> = {},
+  init: { signal?: AbortSignal } = {},
+): AsyncGenerator<EventPage, string | undefined, undefined> {
+  const { after, ...filters } = query;
+  let lastEventId = after;
+  // `after` opens the walk; the pages that follow are reached by cursor (never both at once).
+  const all = pages((cursor) =>
+    v2.GET('/v2/events', {
+      params: { query: cursor === undefined ? { ...filters, after } : { ...filters, cursor } },
+      ...init,
+    }),
+  );
+  for await (const page of all) {
+    lastEventId = page.data.at(-1)?.id ?? lastEventId;
+    yield { events: page.data, lastEventId };
+  }
+  return lastEventId;
+}
+
+/** Calls `onEvent` for every event after `query.after`, in order; resolves to the last id. */
+export async function readEvents(
+  v2: V2Client,
+  query: Omit<EventsQuery, 'cursor'>,
+  onEvent: (event: WorkspaceEvent) => void | Promise<void>,
+): Promise<string | undefined> {
+  let lastEventId = query.after;
+  for await (const page of eventPages(v2, query)) {
+    for (const event of page.events) await onEvent(event);
+    lastEventId = page.lastEventId;
+  }
+  return lastEventId;
+}
