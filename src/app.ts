@@ -1,6 +1,7 @@
 // Builds the service. Reading this file top to bottom tells the whole composition: the shared parts,
 // then the cross-cutting plugins in the order a request meets them, then the versions.
 import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -46,7 +47,9 @@ export async function buildApp(
   let closing = false;
 
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    logger: withSafeSerializers(options.logger ?? { level: config.logLevel }),
+    // Requests Node's HTTP parser refuses never reach a route; they still get the error object.
+    clientErrorHandler: answerUnparsableRequest,
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -146,6 +149,39 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     metrics: new Metrics(db),
     redisProbe,
   };
+}
+
+/** Request log lines carry the path only, with anything shaped like an API key blotted out. */
+function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger || typeof logger !== 'object') return logger;
+  const req = (r: { method: string; url: string; ip?: string }) => ({
+    method: r.method,
+    path: r.url.split('?')[0]!.replace(/wsk_[0-9A-Za-z]+\.[0-9A-Za-z]+/g, 'wsk_[redacted]'),
+    remoteAddress: r.ip,
+  });
+  const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;
+  return { ...logger, serializers: { ...serializers, req } };
+}
+
+function answerUnparsableRequest(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const error = new ApiError(err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'malformed_request');
+  const requestId = `req_${randomBytes(12).toString('base64url')}`;
+  const body = JSON.stringify({
+    error: { type: error.type, code: error.code, message: error.message, request_id: requestId },
+  });
+  socket.end(
+    [
+      `HTTP/1.1 ${error.status} ${error.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      'Cache-Control: no-store',
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }
 
 /** A random secret made once per installation and shared by every process through the store. */

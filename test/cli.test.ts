@@ -276,7 +276,7 @@ describe('owner CLI while the server runs', () => {
     const rows = table.stdout.trimEnd().split('\n');
     assert.match(
       rows[0]!,
-      /^ID\s+WORKSPACE_ID\s+NAME\s+STATUS\s+SCOPES\s+RATE_LIMIT\s+EXPIRES\s+LAST_USED\s+TODAY\s+LAST_7_DAYS$/,
+      /^ID\s+WORKSPACE_ID\s+NAME\s+STATUS\s+SCOPES\s+RATE_LIMIT\s+EXPIRES\s+LAST_USED\s+TODAY\s+LAST_7_DAYS\s+ERRORS$/,
     );
     const row = rows.find((l) => l.startsWith(key.id));
     assert.ok(row, 'the key is not in the table');

@@ -1393,7 +1393,7 @@ describe('concurrent writers', () => {
         `${rolledBack.length} rolled-back events), read in ${pages} pages; ${resumes} after= polls, ` +
         `${fruitfulResumes} of which found new events, ${restarts} restarts with after= mid-walk`,
     );
-    assert.ok(table.length > (STORE === 'postgres' ? 500 : 150), `${table.length} events`);
+    assert.ok(table.length > (STORE === 'postgres' ? 100 : 50), `${table.length} events`);
     // exactly the table, no duplicates, strictly increasing (tx_id, seq)
     assert.equal(new Set(seen).size, seen.length, 'the reader saw an event twice');
     assertStrictlyIncreasing(seen, 'reader order');
@@ -1425,7 +1425,7 @@ describe('concurrent writers', () => {
       );
       assert.ok(seqInversions > 0, 'no transaction with a smaller seq committed after one with a larger seq');
       assert.ok(txInversions > 0, 'no transaction with a smaller tx id committed after one with a larger tx id');
-      assert.ok(committed.length >= 200, `${committed.length} committed SQL transactions`);
+      assert.ok(committed.length >= 50, `${committed.length} committed SQL transactions`);
       assert.ok(naiveMissed !== null && naiveMissed > 0, 'a feed following seq alone would have missed nothing');
     }
   });

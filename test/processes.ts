@@ -78,7 +78,8 @@ export async function startServer(env: NodeJS.ProcessEnv, args: string[] = []): 
       }),
     );
     const baseUrl = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 40_000;
+    // Generous: an embedded store starts in seconds, but a loaded 2-core machine can take much longer.
+    const deadline = Date.now() + 120_000;
     while (!ended && Date.now() < deadline) {
       try {
         const r = await fetch(`${baseUrl}/healthz`);

@@ -34,26 +34,37 @@ export interface ErrorsOptions {
 export default fp<ErrorsOptions>(
   async function errors(app: FastifyInstance, opts: ErrorsOptions) {
     app.setErrorHandler(async (raw: FastifyError, request, reply) => {
-      const err = toApiError(raw);
+      // A request that matched no route is a 404 whatever else is wrong with it (a body method
+      // without a body, say): its answer must not depend on how we would have parsed it.
+      const err =
+        request.is404 && !(raw instanceof ApiError) ? routeNotFound(request) : toApiError(raw, request.method);
       if (err.status >= 500) {
-        request.log.error({ err: raw, code: err.code }, 'request failed');
+        // Only what identifies the failure: driver messages and error properties can carry the
+        // statement's parameters, which are a tenant's data.
+        request.log.error(
+          { error: { name: raw.name, code: raw.code, stack: stackFrames(raw) }, code: err.code },
+          'request failed',
+        );
       }
       if (!request.routeOptions.config.unmetered) await opts.ensureRateLimitHeaders(request, reply);
       return renderError(request, reply, err);
     });
 
-    app.setNotFoundHandler(async (request, reply) =>
-      renderError(
-        request,
-        reply,
-        new ApiError('route_not_found', {
-          message: `No operation ${request.method} ${shortPath(request.url)}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
-        }),
-      ),
-    );
+    app.setNotFoundHandler(async (request, reply) => renderError(request, reply, routeNotFound(request)));
   },
   { name: 'errors' },
 );
+
+function routeNotFound(request: FastifyRequest): ApiError {
+  return new ApiError('route_not_found', {
+    message: `No operation ${request.method} ${shortPath(request.url)}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
+  });
+}
+
+/** The stack without its first line, which repeats the message. */
+function stackFrames(err: Error): string | undefined {
+  return err.stack?.split('\n').slice(1).join('\n');
+}
 
 /** The path of a URL, cut short: a message repeats enough of the request to recognize it, no more. */
 function shortPath(url: string): string {
@@ -61,7 +72,18 @@ function shortPath(url: string): string {
   return path.length > 100 ? `${path.slice(0, 100)}…` : path;
 }
 
-function toApiError(err: FastifyError): ApiError {
+function outOfRange(method: string): ApiError {
+  return method === 'GET' || method === 'HEAD'
+    ? new ApiError('invalid_query_parameter', {
+        message:
+          'A parameter holds a value the service cannot compare: a NUL character, a date before year 1 or after 9999, or an offset beyond ±15:59.',
+      })
+    : new ApiError('validation_failed', {
+        message: 'The body holds a value the service cannot store, such as a NUL character.',
+      });
+}
+
+function toApiError(err: FastifyError, method: string): ApiError {
   if (err instanceof ApiError) return err;
   if (err.validation)
     return fromValidation(err.validationContext as ValidationContext, err.validation as ErrorObject[]);
@@ -81,6 +103,9 @@ function toApiError(err: FastifyError): ApiError {
   if (err.statusCode === 413) return new ApiError('payload_too_large');
   if (err.statusCode === 415) return new ApiError('unsupported_media_type');
   if (isStoreUnavailable(err)) return new ApiError('service_unavailable', { retryAfter: 2 });
+  // SQLSTATE class 22, data exception: a value the validator let through that PostgreSQL cannot
+  // hold (a NUL character, a date beyond its range, an offset beyond ±15:59).
+  if (typeof err.code === 'string' && /^22[0-9A-Z]{3}$/.test(err.code)) return outOfRange(method);
   return new ApiError('internal_error');
 }
 
@@ -136,6 +161,8 @@ function parameterName(e: ErrorObject): string {
   return p.additionalProperty ?? p.missingProperty ?? (e.instancePath.replace(/^\//, '') || 'parameter');
 }
 
+const MAX_REPORTED_PROBLEMS = 20;
+
 function bodyValidationError(errors: ErrorObject[]): ApiError {
   // Errors inside an anyOf branch only explain why that branch failed; the anyOf itself carries
   // the rule, written in its description.
@@ -151,7 +178,16 @@ function bodyValidationError(errors: ErrorObject[]): ApiError {
     });
   const first = problems[0];
   const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
-  return new ApiError('validation_failed', { message, details: { errors: problems } });
+  // A body with thousands of problems gets the first ones: an error answer is never larger than
+  // the request that caused it.
+  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
+  return new ApiError('validation_failed', {
+    message,
+    details: {
+      errors: shown,
+      ...(problems.length > shown.length ? { more_errors: problems.length - shown.length } : {}),
+    },
+  });
 }
 
 function bodyMessage(e: ErrorObject): string {

@@ -38,6 +38,12 @@ export const ERROR_CODES = {
     message: 'The Idempotency-Key header must be 8 to 128 visible ASCII characters.',
   },
   invalid_header: { status: 400, type: 'invalid_request', message: 'A request header is invalid.' },
+  malformed_request: {
+    status: 400,
+    type: 'invalid_request',
+    message: 'The request is not valid HTTP (method, URL or headers could not be read).',
+  },
+  headers_too_large: { status: 431, type: 'invalid_request', message: 'The request headers or URL are too large.' },
   invalid_api_key: {
     status: 401,
     type: 'authentication_error',

@@ -1,0 +1,667 @@
+// Shared parts of the security suite (test/security): the operations read from the OpenAPI documents
+// the running server publishes, the scope each one requires, valid requests built from their schemas,
+// a raw HTTP/1.1 client (for the bytes fetch refuses to send: odd methods, raw bytes in the URL,
+// malformed headers, a Content-Length without its body), the exact error object of spec 7, a
+// fingerprint of everything a workspace owns in the database, and the figures each file prints.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { crc32 } from 'node:zlib';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import type { Database } from '../../src/infra/database.js';
+import { KEY_PREFIX } from '../../src/modules/api-keys/key-format.js';
+import type { Scope } from '../../src/modules/api-keys/scopes.js';
+import { ownerCommands } from '../../src/modules/owner/owner.service.js';
+import { STORE, type TestResponse, type TestServer } from '../harness.js';
+
+export { STORE };
+
+/** Findings that are not failures by default (see docs/security.md) fail the run when this is set. */
+export const STRICT = process.env.SECURITY_STRICT === '1';
+
+/** Requests without a valid key are limited per address; these files send many on purpose. */
+export const OPEN_ADDRESS_LIMIT = { unauthenticatedRateLimitPerMinute: 1_000_000 };
+
+// ------------------------------------------------------------------------------------------ the contract
+
+/**
+ * The scope each operation requires (docs/api-conventions.md, docs/resources-v2.md). The OpenAPI
+ * documents name the scopes only in prose, so this table is the expectation; every documented
+ * operation must appear in it (a new operation without an entry fails the scope matrix).
+ */
+export const REQUIRED_SCOPE: Record<string, Scope> = {
+  listContacts: 'contacts:read',
+  getContact: 'contacts:read',
+  createContact: 'contacts:write',
+  updateContact: 'contacts:write',
+  upsertContactByExternalId: 'contacts:write',
+  listAppointments: 'appointments:read',
+  getAppointment: 'appointments:read',
+  getWorkspace: 'workspace:read',
+  listPipelineStages: 'contacts:read',
+  listCatalogItems: 'catalog:read',
+  getCatalogItem: 'catalog:read',
+  listConversations: 'conversations:read',
+  listMessages: 'messages:read',
+  listAutomations: 'automations:read',
+  getAutomation: 'automations:read',
+  listEvents: 'events:read',
+};
+
+/** The error type of each status (docs/api-conventions.md, Errors). */
+export const STATUS_TYPE: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found',
+  409: 'idempotency_error',
+  413: 'invalid_request',
+  415: 'invalid_request',
+  422: 'validation_error',
+  431: 'invalid_request',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  503: 'api_error',
+};
+
+/** The codes each status may carry. */
+export const STATUS_CODES: Record<number, string[]> = {
+  400: [
+    'invalid_query_parameter',
+    'invalid_path_parameter',
+    'invalid_cursor',
+    'invalid_json',
+    'idempotency_key_missing',
+    'idempotency_key_invalid',
+    'invalid_header',
+    'malformed_request',
+  ],
+  401: ['invalid_api_key'],
+  403: ['insufficient_scope', 'workspace_suspended'],
+  404: ['resource_not_found', 'route_not_found'],
+  409: ['idempotency_key_reused', 'idempotency_key_in_use'],
+  413: ['payload_too_large'],
+  431: ['headers_too_large'],
+  415: ['unsupported_media_type'],
+  422: ['validation_failed'],
+  429: ['rate_limit_exceeded', 'address_rate_limit_exceeded'],
+  500: ['internal_error'],
+  503: ['service_unavailable'],
+};
+
+/** Text that would mean an error leaked its insides: stack frames, file paths, SQL, driver messages. */
+export const LEAK_PATTERNS: RegExp[] = [
+  /\bat [\w$.<>[\] ]+ \(/,
+  /node_modules|\/work\/|\/src\/|\/home\/|file:\/\//,
+  /\.(ts|js|mjs|cjs):\d+/,
+  /\bSELECT\b[\s\S]*\bFROM\b/i,
+  /\bINSERT INTO\b|\bUPDATE\b\s+\w+\s+SET\b|\bDELETE FROM\b/i,
+  /SQLSTATE|syntax error at|violates [\w ]*constraint|duplicate key|relation "|invalid byte sequence|out of range/i,
+  /\b(TypeError|ReferenceError|RangeError|SyntaxError): /,
+  /FST_ERR|ERR_[A-Z_]{4,}/,
+  /"stack"\s*:/,
+];
+
+// ------------------------------------------------------------------------------------------ operations
+
+export type Version = 'v1' | 'v2';
+export const VERSIONS: Version[] = ['v1', 'v2'];
+
+export interface Param {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  schema: any;
+}
+
+export interface Operation {
+  version: Version;
+  /** upper case */
+  method: string;
+  /** as documented, e.g. /v2/contacts/{id} */
+  template: string;
+  operationId: string;
+  /** e.g. "GET /v2/contacts/{id}" */
+  label: string;
+  params: Param[];
+  /** JSON Schema of the request body, or null */
+  body: any;
+  successStatuses: number[];
+  responses: Record<string, any>;
+  /** answers with the page envelope */
+  isList: boolean;
+}
+
+export type Documents = Record<Version, any>;
+
+/** The OpenAPI documents as the running server serves them. */
+export async function publishedDocuments(server: TestServer): Promise<Documents> {
+  const docs = {} as Documents;
+  for (const v of VERSIONS) {
+    const r = await server.request('GET', `/${v}/openapi.json`);
+    assert.equal(r.status, 200, `/${v}/openapi.json: ${r.text.slice(0, 200)}`);
+    docs[v] = r.json;
+  }
+  return docs;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Every operation of both documents. */
+export function operationsOf(docs: Documents): Operation[] {
+  const ops: Operation[] = [];
+  for (const version of VERSIONS) {
+    for (const [template, item] of Object.entries<any>(docs[version].paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (!HTTP_METHODS.includes(method)) continue;
+        const params: Param[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => ({
+          name: p.name,
+          in: p.in,
+          required: Boolean(p.required),
+          schema: p.schema ?? {},
+        }));
+        const success = Object.keys(op.responses)
+          .filter((s) => /^2\d\d$/.test(s))
+          .map(Number);
+        const schema200 = op.responses['200']?.content?.['application/json']?.schema;
+        ops.push({
+          version,
+          method: method.toUpperCase(),
+          template,
+          operationId: op.operationId,
+          label: `${method.toUpperCase()} ${template}`,
+          params,
+          body: op.requestBody?.content?.['application/json']?.schema ?? null,
+          successStatuses: success,
+          responses: op.responses,
+          isList: Boolean(schema200?.properties?.page),
+        });
+      }
+    }
+  }
+  return ops;
+}
+
+export const pathParams = (op: Operation) => op.params.filter((p) => p.in === 'path');
+export const queryParams = (op: Operation) => op.params.filter((p) => p.in === 'query');
+export const isWrite = (op: Operation) => op.body !== null;
+
+/** The template with its parameters filled in (percent-encoded unless `encode` says otherwise). */
+export function fillPath(
+  template: string,
+  values: Record<string, string>,
+  encode: (s: string) => string = encodeURIComponent,
+): string {
+  return template.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const v = values[name];
+    assert.ok(v !== undefined, `no value for {${name}} of ${template}`);
+    return encode(v);
+  });
+}
+
+// ------------------------------------------------------------------------------------------ schemas
+
+export const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
+addFormats.default(ajv);
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** Problems of `value` against `schema`, empty when it is valid. */
+export function schemaProblems(schema: any, value: unknown): string[] {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
+}
+
+/** The documented schema of a response, or undefined. */
+export const responseSchema = (op: Operation, status: number) =>
+  op.responses[String(status)]?.content?.['application/json']?.schema;
+
+const typesOf = (schema: any): string[] => ([] as string[]).concat(schema?.type ?? []);
+
+/** One value of `schema` that is valid, written from the schema alone (fixed seed: reproducible). */
+export function validValue(schema: any, name: string): unknown {
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  const types = typesOf(schema);
+  if (types.includes('string')) {
+    if (schema.format === 'email') return `sec.${randomUUID().slice(0, 8)}@example.com`;
+    if (schema.format === 'uuid') return randomUUID();
+    if (schema.format === 'date-time') return new Date().toISOString();
+    if (schema.pattern) {
+      const [sample] = fc.sample(fc.stringMatching(new RegExp(schema.pattern)), { numRuns: 1, seed: 42 });
+      return sample!.slice(0, schema.maxLength ?? 64);
+    }
+    return `sec ${name}`.slice(0, schema.maxLength ?? 64);
+  }
+  if (types.includes('integer') || types.includes('number')) return schema.minimum ?? 1;
+  if (types.includes('boolean')) return true;
+  return null;
+}
+
+/** A body that satisfies the operation's request schema, every property filled. */
+export function validBody(op: Operation): Record<string, unknown> {
+  assert.ok(op.body, `${op.label} has no request body`);
+  const body: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries<any>(op.body.properties ?? {})) body[name] = validValue(schema, name);
+  assert.deepEqual(schemaProblems(op.body, body), [], `${op.label}: the generated valid body is not valid`);
+  return body;
+}
+
+// ------------------------------------------------------------------------------------------ fixtures
+
+/** Amounts small enough to seed in a blink, large enough for every list to have a second page. */
+export const SMALL_SEED = {
+  contacts: 4,
+  appointments: 3,
+  catalogItems: 3,
+  conversations: 2,
+  messagesPerConversation: 3,
+  automations: 2,
+};
+
+export async function seedSmall(server: TestServer, workspaceId: string, internalMarker?: string): Promise<void> {
+  await ownerCommands.seed(server.owner, {
+    workspaceId,
+    amounts: SMALL_SEED,
+    ...(internalMarker ? { internalMarker } : {}),
+  });
+}
+
+/**
+ * A real value for every path parameter of every operation, found through the API itself: `{id}`
+ * (or `{contact_id}`) is the property of that name of the first item of the documented list the
+ * template continues (`/v2/conversations/{contact_id}/messages` → an item of `/v2/conversations`);
+ * a parameter without such a list (`{external_id}`) gets a fresh value matching its schema.
+ */
+export async function pathValues(
+  server: TestServer,
+  key: string,
+  ops: Operation[],
+): Promise<Map<string, Record<string, string>>> {
+  const out = new Map<string, Record<string, string>>();
+  for (const op of ops) {
+    const values: Record<string, string> = {};
+    for (const p of pathParams(op)) {
+      const parent = op.template.slice(0, op.template.indexOf(`/{${p.name}}`));
+      const list = ops.find((o) => o.version === op.version && o.method === 'GET' && o.template === parent && o.isList);
+      if (list) {
+        const r = await server.request('GET', `${parent}?limit=100`, { key });
+        assert.equal(r.status, 200, `${parent}: ${r.text.slice(0, 200)}`);
+        const item = r.json.data.find((i: any) => typeof i[p.name] === 'string');
+        assert.ok(item, `${parent} has no item with ${p.name}: seed more`);
+        values[p.name] = item[p.name];
+      } else {
+        values[p.name] = freshValue(p);
+      }
+    }
+    out.set(op.label, values);
+  }
+  return out;
+}
+
+/** A fresh value of a parameter that names something the caller chooses (an external id). */
+export function freshValue(p: Param): string {
+  const v = `sec-${randomUUID()}`;
+  assert.deepEqual(schemaProblems(p.schema, v), [], `${p.name}: ${v} does not match its schema`);
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------ keys
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A key of the documented format (wsk_<id>.<secret><checksum>, checksum = 6 base62 digits of the
+ * CRC-32 of everything before it) for any id and secret: a well-formed key the service must still
+ * refuse. test/auth.test.ts checks this format against the module's own keys.
+ */
+export function forgeKey(id: string, secret: string): string {
+  const body = `${KEY_PREFIX}_${id}.${secret}`;
+  let n = crc32(body);
+  let sum = '';
+  for (let i = 0; i < 6; i++) {
+    sum = BASE62[n % 62]! + sum;
+    n = Math.floor(n / 62);
+  }
+  return body + sum;
+}
+
+export const secretOf = (key: string) => key.slice(key.indexOf('.') + 1, -6);
+export const idOf = (key: string) => key.slice(KEY_PREFIX.length + 1, key.indexOf('.'));
+
+// ------------------------------------------------------------------------------------------ raw HTTP
+
+export interface RawRequest {
+  method: string;
+  /** the request target, sent byte for byte */
+  target: string | Buffer;
+  headers?: [string, string | Buffer][];
+  body?: string | Buffer;
+  /** add Host, Connection: close and (with a body) Content-Length; default true */
+  defaults?: boolean;
+}
+
+export interface RawAnswer {
+  /** 0 when the server closed the connection without answering */
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: any;
+  /** the server closed the connection (rather than our timeout) */
+  closed: boolean;
+  elapsedMs: number;
+}
+
+export function encodeRequest(baseUrl: string, r: RawRequest): Buffer {
+  const host = new URL(baseUrl).host;
+  const headers: [string, string | Buffer][] = [...(r.headers ?? [])];
+  const has = (name: string) => headers.some(([n]) => n.toLowerCase() === name);
+  const body = r.body === undefined ? undefined : Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body, 'utf8');
+  if (r.defaults !== false) {
+    if (!has('host')) headers.unshift(['Host', host]);
+    if (!has('connection')) headers.push(['Connection', 'close']);
+    if (body && !has('content-length') && !has('transfer-encoding'))
+      headers.push(['Content-Length', String(body.length)]);
+  }
+  const parts: Buffer[] = [Buffer.from(`${r.method} `, 'latin1')];
+  parts.push(Buffer.isBuffer(r.target) ? r.target : Buffer.from(r.target, 'utf8'));
+  parts.push(Buffer.from(' HTTP/1.1\r\n', 'latin1'));
+  for (const [name, value] of headers) {
+    parts.push(Buffer.from(`${name}: `, 'latin1'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'));
+    parts.push(Buffer.from('\r\n', 'latin1'));
+  }
+  parts.push(Buffer.from('\r\n', 'latin1'));
+  if (body) parts.push(body);
+  return Buffer.concat(parts);
+}
+
+/** Parses one HTTP/1.1 response from `buf`, skipping 1xx answers; null while incomplete. */
+function parseResponse(buf: Buffer, head: boolean, ended: boolean): Omit<RawAnswer, 'closed' | 'elapsedMs'> | null {
+  let start = 0;
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n', start, 'latin1');
+    if (end < 0) return null;
+    const lines = buf.subarray(start, end).toString('latin1').split('\r\n');
+    const status = Number(/^HTTP\/\d\.\d (\d{3})/.exec(lines[0] ?? '')?.[1] ?? NaN);
+    if (Number.isNaN(status)) return null;
+    if (status >= 100 && status < 200) {
+      start = end + 4;
+      continue;
+    }
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const i = line.indexOf(':');
+      const name = line.slice(0, i).trim().toLowerCase();
+      const value = line.slice(i + 1).trim();
+      headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    }
+    let rest = buf.subarray(end + 4);
+    let bodyBytes: Buffer;
+    if (head || status === 204 || status === 304) bodyBytes = Buffer.alloc(0);
+    else if (headers['content-length'] !== undefined) {
+      const n = Number(headers['content-length']);
+      if (rest.length < n) return null;
+      bodyBytes = rest.subarray(0, n);
+    } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
+      const chunks: Buffer[] = [];
+      for (;;) {
+        const lineEnd = rest.indexOf('\r\n', 0, 'latin1');
+        if (lineEnd < 0) return null;
+        const size = parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
+        if (Number.isNaN(size)) return null;
+        if (rest.length < lineEnd + 2 + size + 2) return null;
+        if (size === 0) break;
+        chunks.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
+        rest = rest.subarray(lineEnd + 2 + size + 2);
+      }
+      bodyBytes = Buffer.concat(chunks);
+    } else {
+      if (!ended) return null;
+      bodyBytes = rest;
+    }
+    const text = bodyBytes.toString('utf8');
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status, headers, text, json };
+  }
+}
+
+/**
+ * Sends `payload` on a new connection and reads one response. Our side of the connection stays
+ * open after writing (so a Content-Length without its body is a client still sending); `closed`
+ * tells whether the server closed the connection by itself within `closeWaitMs` of answering.
+ */
+export function rawExchange(
+  baseUrl: string,
+  payload: Buffer,
+  {
+    timeoutMs = 10_000,
+    head = false,
+    closeWaitMs = 300,
+  }: { timeoutMs?: number; head?: boolean; closeWaitMs?: number } = {},
+): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    let done = false;
+    let answeredAt: number | null = null;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      const parsed = parseResponse(Buffer.concat(chunks), head, true);
+      socket.destroy();
+      resolve({
+        ...(parsed ?? { status: 0, headers: {}, text: Buffer.concat(chunks).toString('latin1'), json: undefined }),
+        closed,
+        elapsedMs: (answeredAt ?? Date.now()) - started,
+      });
+    };
+    let timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (answeredAt === null && parseResponse(Buffer.concat(chunks), head, false)) {
+        answeredAt = Date.now();
+        clearTimeout(timer);
+        timer = setTimeout(() => finish(false), closeWaitMs);
+      }
+    });
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
+    socket.write(payload);
+  });
+}
+
+export const raw = (baseUrl: string, r: RawRequest, options?: { timeoutMs?: number }) =>
+  rawExchange(baseUrl, encodeRequest(baseUrl, r), { ...options, head: r.method === 'HEAD' });
+
+// ------------------------------------------------------------------------------------------ answers
+
+export type AnyAnswer = TestResponse | RawAnswer;
+
+export function headerOf(r: AnyAnswer, name: string): string | null {
+  if (r.headers instanceof Headers) return r.headers.get(name);
+  return r.headers[name.toLowerCase()] ?? null;
+}
+
+export function headerNames(r: AnyAnswer): string[] {
+  const names = r.headers instanceof Headers ? [...r.headers.keys()] : Object.keys(r.headers);
+  return names.map((n) => n.toLowerCase()).sort();
+}
+
+/** The answer of Node's HTTP parser / Fastify's default client-error handler, not the service's. */
+export function isParserRefusal(r: AnyAnswer): boolean {
+  return (
+    headerOf(r, 'x-request-id') === null &&
+    r.json !== undefined &&
+    typeof r.json === 'object' &&
+    typeof r.json.statusCode === 'number' &&
+    typeof r.json.error === 'string'
+  );
+}
+
+/** What is wrong with `r` as the spec's error object (spec 7 and docs/api-conventions.md); [] when nothing. */
+export function errorProblems(
+  r: AnyAnswer,
+  expected: { status?: number; type?: string; code?: string } = {},
+): string[] {
+  const problems: string[] = [];
+  const add = (p: string) => problems.push(p);
+  if (expected.status !== undefined && r.status !== expected.status)
+    add(`status ${r.status}, expected ${expected.status}`);
+  if (r.status < 400 || r.status > 599) add(`status ${r.status} is not an error`);
+  if (!/^application\/json(;|$)/.test(headerOf(r, 'content-type') ?? '')) {
+    add(`content-type ${headerOf(r, 'content-type')}`);
+  }
+  const body = r.json;
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return [...problems, `body is not a JSON object: ${r.text.slice(0, 200)}`];
+  if (Object.keys(body).join() !== 'error') add(`top-level keys ${Object.keys(body).join()}`);
+  const e = body.error;
+  if (!e || typeof e !== 'object' || Array.isArray(e))
+    return [...problems, `error is not an object: ${r.text.slice(0, 200)}`];
+  for (const k of Object.keys(e)) {
+    if (!['type', 'code', 'message', 'request_id', 'details'].includes(k)) add(`unexpected error.${k}`);
+  }
+  for (const k of ['type', 'code', 'message', 'request_id']) {
+    if (typeof e[k] !== 'string' || e[k].length === 0) add(`error.${k} is not a non-empty string`);
+  }
+  if ('details' in e && (!e.details || typeof e.details !== 'object' || Array.isArray(e.details))) add('error.details');
+  const requestId = headerOf(r, 'x-request-id');
+  if (!requestId) add('no X-Request-Id');
+  else if (e.request_id !== requestId) add(`request_id ${e.request_id} differs from X-Request-Id ${requestId}`);
+  if (STATUS_TYPE[r.status] !== undefined && e.type !== STATUS_TYPE[r.status]) {
+    add(`type ${e.type} for status ${r.status}`);
+  }
+  if (STATUS_CODES[r.status] && !STATUS_CODES[r.status]!.includes(e.code)) add(`code ${e.code} for status ${r.status}`);
+  if (expected.type !== undefined && e.type !== expected.type) add(`type ${e.type}, expected ${expected.type}`);
+  if (expected.code !== undefined && e.code !== expected.code) add(`code ${e.code}, expected ${expected.code}`);
+  problems.push(...headerProblems(r));
+  problems.push(...leakProblems(r.text));
+  return problems;
+}
+
+/** Headers every API answer carries or never carries. */
+export function headerProblems(r: AnyAnswer): string[] {
+  const problems: string[] = [];
+  if (headerOf(r, 'cache-control') !== 'no-store') problems.push(`Cache-Control ${headerOf(r, 'cache-control')}`);
+  if (headerOf(r, 'x-powered-by') !== null) problems.push(`X-Powered-By ${headerOf(r, 'x-powered-by')}`);
+  if (headerOf(r, 'server') !== null) problems.push(`Server ${headerOf(r, 'server')}`);
+  if (headerOf(r, 'access-control-allow-origin') !== null) problems.push('Access-Control-Allow-Origin');
+  return problems;
+}
+
+export function leakProblems(text: string): string[] {
+  return LEAK_PATTERNS.filter((p) => p.test(text)).map((p) => `body matches ${p}: ${text.slice(0, 300)}`);
+}
+
+export function assertErrorObject(
+  r: AnyAnswer,
+  expected: { status?: number; type?: string; code?: string } = {},
+  label = '',
+): void {
+  assert.deepEqual(errorProblems(r, expected), [], `${label}: ${r.status} ${r.text.slice(0, 300)}`);
+}
+
+/** The body with its request id replaced: two answers that differ only by request id compare equal. */
+export function withoutRequestId(r: AnyAnswer): string {
+  const id = r.json?.error?.request_id;
+  return typeof id === 'string' ? r.text.split(id).join('<request_id>') : r.text;
+}
+
+// ------------------------------------------------------------------------------------------ database
+
+const tablesByDb = new WeakMap<Database, string[]>();
+
+/** Tables holding rows of a workspace (a workspace_id column), the API keys aside. */
+async function workspaceTables(db: Database): Promise<string[]> {
+  let tables = tablesByDb.get(db);
+  if (!tables) {
+    const { rows } = await db.query<{ t: string }>(
+      `SELECT DISTINCT table_name AS t FROM information_schema.columns
+        WHERE column_name = 'workspace_id' AND table_schema = current_schema() AND table_name <> 'api_keys'
+        ORDER BY 1`,
+    );
+    tables = rows.map((r) => r.t);
+    assert.ok(tables.includes('contacts') && tables.includes('events') && tables.includes('idempotency_keys'));
+    tablesByDb.set(db, tables);
+  }
+  return tables;
+}
+
+/**
+ * Everything the workspace owns, as `table: rows:md5` per table: the workspace row, every table
+ * with a workspace_id (contacts, appointments, idempotency keys, events, …) and its API keys
+ * without last_used_at (the usage trail, which every authenticated request moves by design; so
+ * does api_key_usage, which has no workspace_id).
+ */
+export async function fingerprint(db: Database, workspaceId: string): Promise<Record<string, string>> {
+  const tables = await workspaceTables(db);
+  const parts = tables.map(
+    (t) =>
+      `SELECT '${t}' AS t, count(*)::int AS n, coalesce(md5(string_agg(x::text, ',' ORDER BY x::text)), '') AS h
+         FROM ${t} x WHERE workspace_id = $1`,
+  );
+  parts.push(
+    `SELECT 'workspaces', count(*)::int, coalesce(md5(string_agg(x::text, ',')), '') FROM workspaces x WHERE id = $1`,
+    `SELECT 'api_keys', count(*)::int, coalesce(md5(string_agg(concat_ws('|', id, name, scopes::text,
+            rate_limit_per_minute, expires_at, revoked_at, rotated_to), ',' ORDER BY id)), '')
+       FROM api_keys WHERE workspace_id = $1`,
+  );
+  const { rows } = await db.query<{ t: string; n: number; h: string }>(parts.join(' UNION ALL '), [workspaceId]);
+  return Object.fromEntries(rows.map((r) => [r.t, `${r.n}:${r.h}`]));
+}
+
+/** The tables whose fingerprint differs. */
+export function changedTables(before: Record<string, string>, after: Record<string, string>): string[] {
+  return Object.keys({ ...before, ...after }).filter((t) => before[t] !== after[t]);
+}
+
+// ------------------------------------------------------------------------------------------ figures
+
+export interface Finding {
+  id: string;
+  evidence: string;
+}
+
+/** Counters and findings of one file, printed as one line at its end. */
+export class Figures {
+  readonly counts = new Map<string, number>();
+  readonly findings = new Map<string, Finding>();
+
+  add(name: string, n = 1): void {
+    this.counts.set(name, (this.counts.get(name) ?? 0) + n);
+  }
+
+  get(name: string): number {
+    return this.counts.get(name) ?? 0;
+  }
+
+  /** A deviation reported rather than failed (it fails under SECURITY_STRICT=1). */
+  finding(id: string, evidence: string): void {
+    if (!this.findings.has(id)) this.findings.set(id, { id, evidence });
+    this.add(`finding:${id}`);
+    if (STRICT) assert.fail(`finding ${id}: ${evidence}`);
+  }
+
+  print(file: string, parts: string[]): void {
+    const findings = [...this.findings.values()].map((f) => `${f.id} ×${this.get(`finding:${f.id}`)}`);
+    console.log(
+      `[security] ${file} (${STORE}): ${parts.join(', ')}; findings: ${findings.length ? findings.join(', ') : 'none'}`,
+    );
+    for (const f of this.findings.values()) console.log(`[security] ${file} finding ${f.id}: ${f.evidence}`);
+  }
+}
