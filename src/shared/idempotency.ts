@@ -58,8 +58,10 @@ export class IdempotencyStore {
         [`${request.workspaceId}:${request.key}`, request.requestId],
         'idem_lock',
       );
-      if (!lock[0]?.locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
+      const locked = lock[0]?.locked === true;
 
+      // Read even when the lock is taken: a key whose write has committed replays without
+      // waiting for (or being refused by) another replay of it that holds the lock right now.
       const { rows: stored } = await tx.query<{
         request_sha256: Uint8Array;
         status_code: number;
@@ -79,6 +81,8 @@ export class IdempotencyStore {
           replayed: true,
         };
       }
+      // Not committed yet and claimed by another request: that one is still running.
+      if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
       const result = await write(tx);
       await tx.query(

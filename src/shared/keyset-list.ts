@@ -8,6 +8,12 @@ export interface FilterSpec {
   param: string;
   /** SQL condition for the placeholder holding the parameter's value, e.g. p => `status = ${p}` */
   where: (placeholder: string) => string;
+  /**
+   * A range on a column other than the sort column: how many rows it keeps depends on its
+   * values, so the statement is planned for each request rather than prepared once (a generic
+   * plan would read the whole range and sort it).
+   */
+  planEachTime?: boolean;
 }
 
 export interface ListSpec {
@@ -40,9 +46,11 @@ export async function listRows<Row>(
     where.push(`${column} = $${params.push(value)}`);
     shape += `_${column}`;
   }
+  let prepared = true;
   for (const f of spec.filters) {
     const value = query[f.param];
     if (value === undefined) continue;
+    if (f.planEachTime) prepared = false;
     where.push(f.where(`$${params.push(value)}`));
     shape += `_${f.param}`;
   }
@@ -59,7 +67,7 @@ export async function listRows<Row>(
     `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')}
       ORDER BY ${spec.table}.${spec.sortColumn}, ${spec.table}.id LIMIT $${params.push(take)}`,
     params,
-    shape,
+    prepared ? shape : undefined,
   );
   return rows;
 }

@@ -13,7 +13,7 @@ export const appointmentsSpec: ListSpec = {
   filters: [
     updatedAfter,
     equals('status'),
-    { param: 'starts_after', where: (p) => `starts_at >= ${p}::timestamptz` },
-    { param: 'starts_before', where: (p) => `starts_at <= ${p}::timestamptz` },
+    { param: 'starts_after', where: (p) => `starts_at >= ${p}::timestamptz`, planEachTime: true },
+    { param: 'starts_before', where: (p) => `starts_at <= ${p}::timestamptz`, planEachTime: true },
   ],
 };
