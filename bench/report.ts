@@ -1,0 +1,312 @@
+// Turns the measurements into the report: ratios to the baselines, each target beside the figure it
+// judges, the cost growth and memory tables. The same markdown goes to stdout and into
+// docs/performance.md; the JSON holds every repetition as well.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Dataset } from './dataset.js';
+import type { Measurement } from './load.js';
+import type { MemorySample } from './processes.js';
+import * as prettier from 'prettier';
+import { CONNECTIONS, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
+
+export interface Measured {
+  list: Measurement;
+  get: Measurement;
+  appointments: Measurement;
+  events: Measurement;
+  create: Measurement;
+  replay: Measurement;
+  upsert: Measurement;
+  listTwoWorkers: Measurement;
+  bareList: Measurement;
+  bareWrite: Measurement;
+  bareHttp: Measurement;
+  pgbench: Measurement;
+  firstPage: Measurement;
+  deepPage: Measurement;
+  eventsFirst: Measurement;
+  eventsLast: Measurement;
+}
+
+export interface Context {
+  date: string;
+  machine: { cores: number; memory_gib: number; node: string; postgresql: string };
+  settings: Record<string, number>;
+  dataset: Dataset & { loaded_this_run: boolean };
+  /** how many appointments the measured date window holds in the big workspace */
+  appointments_in_window: number;
+  /** whether the bare Fastify list answered byte for byte what the service answered */
+  bare_list_identical: boolean;
+  memory: MemorySample[];
+  total_seconds: number;
+}
+
+interface Ratio {
+  of: string;
+  to: string;
+  /** what is compared: req/s or p50 latency */
+  by: 'req/s' | 'p50';
+  value: number;
+}
+
+interface Target {
+  what: string;
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface Report extends Context {
+  measured: Measured;
+  ratios: Ratio[];
+  targets: Target[];
+}
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+
+export function buildReport(m: Measured, context: Context): Report {
+  const ratios: Ratio[] = [
+    { of: 'list', to: 'bare Fastify', by: 'req/s', value: ratio(m.list.rps, m.bareList.rps) },
+    { of: 'list', to: 'bare node:http', by: 'req/s', value: ratio(m.list.rps, m.bareHttp.rps) },
+    { of: 'list', to: 'pgbench', by: 'req/s', value: ratio(m.list.rps, m.pgbench.rps) },
+    { of: 'bare Fastify list', to: 'pgbench', by: 'req/s', value: ratio(m.bareList.rps, m.pgbench.rps) },
+    { of: 'POST', to: 'bare transaction', by: 'req/s', value: ratio(m.create.rps, m.bareWrite.rps) },
+    { of: 'PUT upsert', to: 'bare transaction', by: 'req/s', value: ratio(m.upsert.rps, m.bareWrite.rps) },
+    { of: 'replay', to: 'bare transaction', by: 'req/s', value: ratio(m.replay.rps, m.bareWrite.rps) },
+    { of: 'list, 2 workers', to: 'list, 1 worker', by: 'req/s', value: ratio(m.listTwoWorkers.rps, m.list.rps) },
+    { of: 'deep page', to: 'page 1', by: 'p50', value: ratio(m.deepPage.p50_ms, m.firstPage.p50_ms) },
+    {
+      of: 'events last page',
+      to: 'events first page',
+      by: 'p50',
+      value: ratio(m.eventsLast.p50_ms, m.eventsFirst.p50_ms),
+    },
+  ];
+  const r = (of: string, to: string) => ratios.find((x) => x.of === of && x.to === to)!.value;
+  const atLeast = (what: string, value: number, min: number): Target => ({
+    what,
+    target: `≥ ${min}×`,
+    measured: `${value}×`,
+    met: value >= min,
+  });
+  const targets: Target[] = [
+    atLeast('list req/s vs bare Fastify route', r('list', 'bare Fastify'), TARGETS.listVsBareFastify),
+    {
+      what: `list p99 at ${CONNECTIONS} connections`,
+      target: `< ${TARGETS.listP99Ms} ms`,
+      measured: `${m.list.p99_ms} ms`,
+      met: m.list.p99_ms < TARGETS.listP99Ms,
+    },
+    atLeast('POST req/s vs bare transaction', r('POST', 'bare transaction'), TARGETS.writeVsBareTransaction),
+    atLeast(
+      'PUT upsert req/s vs bare transaction',
+      r('PUT upsert', 'bare transaction'),
+      TARGETS.writeVsBareTransaction,
+    ),
+    {
+      what: `page ${DEEP_PAGE.toLocaleString('en')} pages deep vs page 1 (p50)`,
+      target: `≤ ${TARGETS.deepVsFirstPage}×`,
+      measured: `${r('deep page', 'page 1')}×`,
+      met: r('deep page', 'page 1') <= TARGETS.deepVsFirstPage,
+    },
+    atLeast('list req/s, 2 workers vs 1', r('list, 2 workers', 'list, 1 worker'), TARGETS.twoWorkersVsOne),
+  ];
+  return { ...context, measured: m, ratios, targets };
+}
+
+const fmt = (n: number) => (Number.isNaN(n) ? '—' : n >= 100 ? Math.round(n).toLocaleString('en') : n.toFixed(2));
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function renderMarkdown(report: Report): string {
+  const m = report.measured;
+  const d = report.dataset;
+  const ratioText = (of: string) =>
+    report.ratios
+      .filter((x) => x.of === of && x.by === 'req/s')
+      .map((x) => `${x.value}× ${x.to}`)
+      .join(', ') || '';
+  const unexpected = (x: Measurement) =>
+    Object.keys(x.unexpected).length === 0
+      ? ''
+      : ` (unexpected: ${Object.entries(x.unexpected)
+          .map(([status, n]) => `${n}× ${status}`)
+          .join(', ')})`;
+  const rows: [label: string, x: Measurement, ratiosOf?: string][] = [
+    ['GET /v1/contacts?limit=50', m.list, 'list'],
+    ['GET /v1/contacts/{id}', m.get],
+    [
+      `GET /v1/appointments, 7-day window (${report.appointments_in_window.toLocaleString('en')} in it)`,
+      m.appointments,
+    ],
+    ['GET /v2/events?limit=100', m.events],
+    ['POST /v1/contacts, new Idempotency-Key each', m.create, 'POST'],
+    ['POST /v1/contacts, Idempotency-Key replay', m.replay, 'replay'],
+    ['PUT /v1/contacts/external/{id}, new key each', m.upsert, 'PUT upsert'],
+    ['GET /v1/contacts?limit=50, 2 workers', m.listTwoWorkers, 'list, 2 workers'],
+    ['baseline: bare Fastify, same SQL and envelope', m.bareList, 'bare Fastify list'],
+    ['baseline: bare Fastify, same inserts in one transaction', m.bareWrite],
+    ['baseline: bare node:http, same response bytes', m.bareHttp],
+    ['baseline: pgbench, same SQL, prepared (clients = pool)', m.pgbench],
+  ];
+  const throughput = table(
+    ['request', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'ratio (req/s) to'],
+    rows.map(([label, x, of]) => [
+      label + unexpected(x),
+      String(x.connections),
+      fmt(x.rps),
+      fmt(x.p50_ms),
+      fmt(x.p99_ms),
+      of ? ratioText(of) : '',
+    ]),
+  );
+  const orDash = (n: number | null | undefined) => (n === null || n === undefined ? '—' : fmt(n));
+  const cpu = table(
+    ['request', 'server', 'PostgreSQL', 'Redis', 'load generator', 'machine busy, cores', 'of which others'],
+    rows.map(([label, x]) => [
+      label,
+      orDash(x.cpu?.server_ms),
+      orDash(x.cpu?.postgres_ms),
+      orDash(x.cpu?.redis_ms),
+      orDash(x.cpu?.generator_ms),
+      orDash(x.cpu?.machine_cores),
+      orDash(x.cpu?.others_cores),
+    ]),
+  );
+  const targets = table(
+    ['target', 'wanted', 'measured', ''],
+    report.targets.map((t) => [t.what, t.target, t.measured, t.met ? 'met' : '**missed**']),
+  );
+  const p50ratio = (of: string) => `${report.ratios.find((x) => x.of === of && x.by === 'p50')!.value}×`;
+  const growth = table(
+    ['request, 1 connection', 'p50 ms', 'p99 ms', 'p50 vs the first'],
+    [
+      ['GET /v1/contacts?limit=50, page 1', fmt(m.firstPage.p50_ms), fmt(m.firstPage.p99_ms), ''],
+      [
+        `GET /v1/contacts?limit=50, page ${(DEEP_PAGE + 1).toLocaleString('en')} (cursor after row ${(DEEP_PAGE * LIST_LIMIT).toLocaleString('en')})`,
+        fmt(m.deepPage.p50_ms),
+        fmt(m.deepPage.p99_ms),
+        p50ratio('deep page'),
+      ],
+      ['GET /v2/events?limit=100, first page', fmt(m.eventsFirst.p50_ms), fmt(m.eventsFirst.p99_ms), ''],
+      [
+        'GET /v2/events?limit=100, last page (after=)',
+        fmt(m.eventsLast.p50_ms),
+        fmt(m.eventsLast.p99_ms),
+        p50ratio('events last page'),
+      ],
+    ],
+  );
+  const memory = table(
+    ['process', 'RSS before MiB', 'RSS after MiB'],
+    report.memory.map((s) => [s.process, fmt(s.before_mib ?? Number.NaN), fmt(s.after_mib ?? Number.NaN)]),
+  );
+  const s = report.settings;
+  return [
+    `Run of ${report.date}: ${report.machine.cores} cores, ${report.machine.memory_gib} GiB, Node.js ${report.machine.node}, ` +
+      `PostgreSQL ${report.machine.postgresql}. Dataset: ${d.workspaces} workspaces, ${d.contacts.toLocaleString('en')} contacts, ` +
+      `${d.appointments.toLocaleString('en')} appointments, ${d.events.toLocaleString('en')} events ` +
+      `(${d.loaded_this_run ? `loaded by this run in ${d.load_seconds} s` : `loaded ${d.loaded_at} in ${d.load_seconds} s, reused`}). ` +
+      `Each figure is the median of ${s.repetitions} runs of ${s.duration} s after ${s.warmup} s of warm-up; ` +
+      `server pools ${s.pool_size} connections. Whole run: ${Math.round(report.total_seconds)} s.`,
+    '',
+    throughput,
+    '',
+    report.bare_list_identical
+      ? 'The bare Fastify route answered byte for byte what the service answered.'
+      : 'The bare Fastify route did **not** answer the same bytes as the service: see bench-results/latest.json.',
+    '',
+    targets,
+    '',
+    'CPU milliseconds per request, by process (medians), and how busy the two cores were meanwhile:',
+    '',
+    cpu,
+    '',
+    growth,
+    '',
+    memory,
+  ].join('\n');
+}
+
+/**
+ * What one core serves, from the CPU each request took: the table docs/scaling.md sizes a
+ * deployment with, and a worked example at 60% busy.
+ */
+function renderSizing(report: Report): string {
+  const m = report.measured;
+  const rows: [string, Measurement][] = [
+    ['GET /v1/contacts?limit=50', m.list],
+    ['GET /v1/contacts/{id}', m.get],
+    ['GET /v1/appointments, 7-day window', m.appointments],
+    ['GET /v2/events?limit=100', m.events],
+    ['POST /v1/contacts', m.create],
+    ['POST /v1/contacts, replay', m.replay],
+    ['PUT /v1/contacts/external/{id}', m.upsert],
+  ];
+  const perCore = (ms: number | null | undefined) => (ms ? fmt(1000 / ms) : '—');
+  const orDash = (n: number | null | undefined) => (n === null || n === undefined ? '—' : fmt(n));
+  const sizing = table(
+    [
+      'request',
+      'service CPU ms',
+      'req/s per service core',
+      'PostgreSQL CPU ms',
+      'req/s per database core',
+      'Redis CPU ms',
+    ],
+    rows.map(([label, x]) => [
+      label,
+      orDash(x.cpu?.server_ms),
+      perCore(x.cpu?.server_ms),
+      orDash(x.cpu?.postgres_ms),
+      perCore(x.cpu?.postgres_ms),
+      orDash(x.cpu?.redis_ms),
+    ]),
+  );
+  // A sync-heavy mix: list pages, gets, and a tenth as many creates.
+  const mix: [number, Measurement][] = [
+    [1000, m.list],
+    [1000, m.get],
+    [100, m.create],
+  ];
+  const cores = (pick: (x: Measurement) => number | null | undefined) =>
+    (mix.reduce((sum, [rate, x]) => sum + rate * (pick(x) ?? 0), 0) / 1000 / 0.6).toFixed(1);
+  return [
+    `From the run of ${report.date} (${report.machine.cores} cores, Node.js ${report.machine.node}, PostgreSQL ${report.machine.postgresql}):`,
+    '',
+    sizing,
+    '',
+    `For example, 1,000 list pages, 1,000 gets and 100 creates per second, with every core at most 60% busy, need about ` +
+      `${cores((x) => x.cpu?.server_ms)} service cores, ${cores((x) => x.cpu?.postgres_ms)} database cores and ` +
+      `${cores((x) => x.cpu?.redis_ms)} of a Redis core.`,
+  ].join('\n');
+}
+
+/** Replaces what lies between `<!-- NAME:start -->` and `<!-- NAME:end -->` in a markdown file, formatted as the repository formats markdown. */
+async function rewriteSection(path: string, name: string, markdown: string): Promise<void> {
+  const doc = readFileSync(path, 'utf8');
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${path} has no ${start} … ${end} section to rewrite`);
+  const rewritten = `${doc.slice(0, from + start.length)}\n\n${markdown}\n\n${doc.slice(to)}`;
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  writeFileSync(path, await prettier.format(rewritten, { ...options, filepath: path }));
+}
+
+/** Writes the JSON, the results into docs/performance.md and the sizing table into docs/scaling.md. */
+export async function writeResults(
+  report: Report,
+  paths: { json: string; performance: string; scaling: string },
+): Promise<string> {
+  mkdirSync(dirname(paths.json), { recursive: true });
+  writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = renderMarkdown(report);
+  await rewriteSection(paths.performance, 'bench', markdown);
+  await rewriteSection(paths.scaling, 'sizing', renderSizing(report));
+  return markdown;
+}
