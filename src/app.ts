@@ -53,7 +53,8 @@ export async function buildApp(
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Refusals during shutdown are ours (the onRequest hook below), with the error object.
+    return503OnClosing: false,
     connectionTimeout: 60_000,
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
@@ -75,6 +76,11 @@ export async function buildApp(
   useStrictValidators(app);
 
   await app.register(errors, { ensureRateLimitHeaders });
+  // A request that arrives once shutdown has begun is refused with the API's own 503 (in-flight
+  // ones finish); every answer then closes its connection.
+  app.addHook('onRequest', async () => {
+    if (closing) throw new ApiError('service_unavailable', { retryAfter: 1 });
+  });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });

@@ -76,6 +76,12 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no pool listener: a connection lost mid-transaction (server
+      // restart, terminated backend) must become this transaction's failure, not a crash.
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
@@ -93,6 +99,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         }
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },

@@ -12,6 +12,8 @@ import './types.js';
 type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
 
 export function renderError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  // Also set here: an error can be raised before the hook that sets them has run.
+  reply.header('x-request-id', request.id).header('cache-control', 'no-store');
   if (err.retryAfter !== undefined) reply.header('retry-after', err.retryAfter);
   const error: Record<string, unknown> = {
     type: err.type,

@@ -1,0 +1,257 @@
+// PostgreSQL goes away under load and comes back. A real `serve` process reaches the database
+// through a proxy this file controls: cutting the proxy resets every connection and refuses new
+// ones (the database stopped), restoring it lets connections through again. Separately, real
+// server-side kills (pg_terminate_backend of this server's own sessions) hit the pool under load.
+// Promised: every answer is a 2xx or a clean 503 service_unavailable with Retry-After, the process
+// never crashes, it serves again without a restart once the database is back, and every write is
+// exactly once: acknowledged ones are stored, and retrying any of them with its key has one effect.
+//
+// Each test runs its scenario to the end whatever happens, then checks the writes (on a new server
+// process if the first one died), then the answers and the process: a failure names every broken
+// promise, not only the first.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ownerCommands } from '../../src/modules/owner/owner.service.js';
+import { cleanUpProcesses, startServer, type ServerProcess } from '../processes.js';
+import {
+  assertCleanUnavailable,
+  call,
+  contactsByEmail,
+  eachLimited,
+  FaultProxy,
+  newWorkspaceKey,
+  openFaultDatabase,
+  processState,
+  report,
+  retryUntilDone,
+  serverEnv,
+  sleep,
+  startLoad,
+  throughProxy,
+  waitFor,
+  type FaultDatabase,
+  type Sent,
+  fileFigures,
+} from './support.js';
+
+let fdb: FaultDatabase;
+let proxy: FaultProxy;
+let server: ServerProcess;
+
+const start = () =>
+  startServer(serverEnv({ DATABASE_URL: throughProxy(fdb.url, proxy.port), DB_POOL_SIZE: '4' }), ['--workers', '1']);
+
+/** The server of this file, started again if an earlier test left it dead (each test stands alone). */
+async function liveServer(): Promise<ServerProcess> {
+  if (!server || !processState(server).alive) server = await start();
+  return server;
+}
+
+before(async () => {
+  fdb = await openFaultDatabase('db');
+  proxy = await new FaultProxy(fdb.url).start();
+});
+
+after(async () => {
+  fileFigures('database-outage.test.ts');
+  await cleanUpProcesses();
+  await proxy?.close();
+  await fdb?.drop();
+});
+
+/** Every answer is a 2xx or a clean 503; none is another error or a dropped connection. */
+function assertOnlySuccessOrClean503(sent: Sent[]): void {
+  const dropped = sent.filter((s) => s.answer.status === 0);
+  assert.equal(
+    dropped.length,
+    0,
+    `${dropped.length} of ${sent.length} requests got no HTTP answer (${[...new Set(dropped.map((s) => s.answer.error))].join(', ')})`,
+  );
+  for (const s of sent) {
+    const context = `${s.op} (${s.phaseAtStart}→${s.phaseAtEnd})`;
+    if (s.answer.status === 503) assertCleanUnavailable(s.answer, context);
+    else
+      assert.ok(
+        [200, 201].includes(s.answer.status),
+        `${context}: ${s.answer.status} ${JSON.stringify(s.answer.json)}`,
+      );
+  }
+}
+
+/** Each create stored iff acknowledged, then every create retried with its key: one contact per key. */
+async function assertExactlyOnce(baseUrl: string, sent: Sent[], workspaceId: string, key: string) {
+  const creates = sent.filter((s) => s.op === 'create');
+  const acknowledged = creates.filter((s) => s.answer.status === 201);
+  let stored = await contactsByEmail(fdb.db, workspaceId);
+  for (const s of acknowledged) {
+    const email = (s.write!.body as { email: string }).email;
+    assert.deepEqual(stored.get(email), [s.answer.json.data.id], `acknowledged ${s.write!.idem} is stored once`);
+  }
+  await eachLimited(creates, 8, async (s) => {
+    const again = await retryUntilDone(baseUrl, key, s.write!);
+    assert.equal(again.status, 201);
+    if (s.answer.status === 201) {
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.json.data.id, s.answer.json.data.id, `${s.write!.idem} replays the same contact`);
+    }
+  });
+  stored = await contactsByEmail(fdb.db, workspaceId);
+  for (const s of creates) {
+    const email = (s.write!.body as { email: string }).email;
+    assert.equal(stored.get(email)?.length, 1, `${s.write!.idem}: exactly one contact after its retry`);
+  }
+  assert.equal([...stored.values()].flat().length, creates.length, 'no contact without its request');
+  return { creates: creates.length, acknowledged: acknowledged.length, retried: creates.length };
+}
+
+const countStatuses = (sent: Sent[]) => {
+  const counts: Record<string, number> = {};
+  for (const s of sent) {
+    const k = s.answer.status === 0 ? `no answer (${s.answer.error})` : String(s.answer.status);
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  return counts;
+};
+
+describe('PostgreSQL stops in the middle of a load', () => {
+  test('503 service_unavailable with Retry-After while it is gone, no crash, recovery without a restart', async (t) => {
+    const first = await liveServer();
+    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'dbdown' });
+    await sleep(1_500);
+
+    load.setPhase('down');
+    const cutAt = Date.now();
+    proxy.cut();
+    const readyzDownMs = await waitFor(6_000, async () => {
+      const r = await call(first.baseUrl, 'GET', '/readyz');
+      return (r.status === 503 && r.json?.checks?.database === 'unavailable') || !processState(first).alive;
+    });
+    const readyzDown = await call(first.baseUrl, 'GET', '/readyz');
+    const healthzDown = await call(first.baseUrl, 'GET', '/healthz');
+    await sleep(3_000);
+
+    load.setPhase('recovering');
+    const restoredAt = Date.now();
+    proxy.restore();
+    const recoveryMs = await waitFor(10_000, async () => {
+      if (!processState(first).alive) return true;
+      return (await call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status === 200;
+    });
+    const readyAt = Date.now();
+    const readyzAfter = await call(first.baseUrl, 'GET', '/readyz');
+    load.setPhase('after');
+    await sleep(1_500);
+    const sent = await load.stop();
+    const state = processState(first);
+
+    const figures = {
+      requests: sent.length,
+      statuses: countStatuses(sent),
+      connectionsRefusedByProxy: proxy.refused,
+      recoveryMs,
+      process: state.alive ? 'alive' : 'died',
+    };
+    report(t, figures);
+
+    // The writes first (on a new process if this one died): nothing acknowledged lost, nothing doubled.
+    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
+    report(t, writes);
+
+    assert.ok(state.alive, `the server process must survive the outage; it ${state.description}`);
+    assert.ok(readyzDownMs !== null, '/readyz reports the database unavailable during the outage');
+    assert.equal(readyzDown.status, 503);
+    assert.deepEqual(readyzDown.json, { status: 'unavailable', checks: { database: 'unavailable' } });
+    assert.equal(healthzDown.status, 200, '/healthz while the database is gone');
+    assertOnlySuccessOrClean503(sent);
+    const during = sent.filter((s) => s.answer.startedAt > cutAt + 50 && s.answer.endedAt < restoredAt);
+    assert.ok(during.length > 10, `requests while the database was gone: ${during.length}`);
+    assert.deepEqual([...new Set(during.map((s) => s.answer.status))], [503], 'all 503 while it is gone');
+    assert.ok(recoveryMs !== null && recoveryMs < 10_000, `recovery took ${recoveryMs} ms`);
+    assert.equal(readyzAfter.status, 200, '/readyz once the database is back');
+    const afterReady = sent.filter((s) => s.answer.startedAt > readyAt);
+    assert.ok(afterReady.length > 10, `requests after recovery: ${afterReady.length}`);
+    assert.deepEqual([...new Set(afterReady.map((s) => s.answer.status))].sort(), [200, 201], 'all 2xx after');
+  });
+
+  test('server-side connection kills (pg_terminate_backend) under load are survived', async (t) => {
+    const first = await liveServer();
+    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'terminate' });
+    await sleep(1_000);
+    const terminated: number[] = [];
+    const recoveries: (number | null)[] = [];
+    for (let round = 0; round < 3 && processState(first).alive; round++) {
+      load.setPhase(`kill ${round}`);
+      // Only this server's sessions: the ones that came through this file's proxy.
+      const { rows } = await fdb.db.query<{ n: number }>(
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE datname = $1 AND application_name LIKE 'workspace-public-api%' AND client_port = ANY($2::int[])`,
+        [fdb.name, proxy.upstreamPorts()],
+      );
+      terminated.push(rows[0]!.n);
+      recoveries.push(
+        await waitFor(5_000, async () => {
+          if (!processState(first).alive) return true;
+          return (await call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status === 200;
+        }),
+      );
+      await sleep(700);
+    }
+    load.setPhase('after');
+    await sleep(1_000);
+    const sent = await load.stop();
+    const state = processState(first);
+    report(t, {
+      requests: sent.length,
+      sessionsTerminated: terminated,
+      recoveryMs: recoveries,
+      statuses: countStatuses(sent),
+      process: state.alive ? 'alive' : 'died',
+    });
+
+    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
+    report(t, writes);
+
+    assert.ok(state.alive, `the server process must survive the kills; it ${state.description}`);
+    assert.equal(terminated.length, 3);
+    assert.ok(
+      terminated.every((n) => n > 0),
+      `sessions terminated per round: ${terminated.join(', ')}`,
+    );
+    assert.ok(
+      recoveries.every((ms) => ms !== null),
+      `answers again after each kill: ${recoveries.join(', ')}`,
+    );
+    assertOnlySuccessOrClean503(sent);
+    const tail = sent.filter((s) => s.phaseAtStart === 'after');
+    assert.ok(tail.length > 10);
+    assert.ok(
+      tail.every((s) => s.answer.status === 200 || s.answer.status === 201),
+      'everything after the last kill succeeds',
+    );
+  });
+
+  test('after the outage the NOTIFY listener is back, and a revoked key is refused at once', async () => {
+    const current = await liveServer();
+    const listening = await waitFor(5_000, async () => {
+      const { rows } = await fdb.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = $1 AND application_name = 'workspace-public-api-listener' AND client_port = ANY($2::int[])`,
+        [fdb.name, proxy.upstreamPorts()],
+      );
+      return rows[0]!.n === 1;
+    });
+    assert.ok(listening !== null, 'the LISTEN session of the server is connected again');
+    const { key, keyId } = await newWorkspaceKey(fdb.owner);
+    assert.equal((await call(current.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status, 200);
+    await ownerCommands.revokeKey(fdb.owner, { keyId });
+    // Refused: 401, or 429 address_rate_limit_exceeded, which the guard only answers once the key is
+    // judged invalid (the 503s of the outage were counted against this client address).
+    const refusedMs = await waitFor(1_500, async () => {
+      const r = await call(current.baseUrl, 'GET', '/v1/contacts?limit=1', { key });
+      return r.status === 401 || (r.status === 429 && r.json?.error?.code === 'address_rate_limit_exceeded');
+    });
+    assert.ok(refusedMs !== null, 'the revoked key is refused within a second');
+  });
+});
