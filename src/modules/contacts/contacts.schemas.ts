@@ -1,6 +1,6 @@
 // Contact resource and request bodies, exactly as spec sections 2.1-2.3 and 8 define them.
 import { Type, type Static } from 'typebox';
-import { Cursor, DateTime, Limit, Uuid } from '../../shared/schemas.js';
+import { Cursor, DateTime, Limit, NullableString, Uuid } from '../../shared/schemas.js';
 
 export const CONTACT_STATUSES = [
   'cold_list',
@@ -21,10 +21,8 @@ export const DEFAULT_CONTACT_STATUS: ContactStatus = 'cold_list';
 const PHONE_PATTERN = '^\\+[1-9]\\d{7,14}$';
 export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]*$';
 
-// `type: [T, 'null']` rather than anyOf: the same meaning for validation and OpenAPI 3.1, and
-// the serializer writes it without trying branches.
-const nullableString = (options: Record<string, unknown> & { maxLength: number }) =>
-  Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+const nullableString = ({ maxLength, ...options }: Record<string, unknown> & { maxLength: number }) =>
+  NullableString(maxLength, options);
 
 export const ContactStatusSchema = Type.Unsafe<ContactStatus>({
   type: 'string',
