@@ -322,7 +322,7 @@ describe('events of writes through the API', () => {
 // ------------------------------------------------------------------------------------------ other writers
 
 describe('events of writes made outside the API', () => {
-  test('ownerCommands.deleteContact: contact.deleted {id}, its conversations and messages deleted, its appointments updated', async () => {
+  test('ownerCommands.deleteContact: contact.deleted {id, external_id}, its conversations and messages deleted, its appointments updated', async () => {
     const w = await fresh();
     const contact = (await createContact(w)).json.data;
     const other = (await createContact(w)).json.data;
@@ -364,7 +364,7 @@ describe('events of writes made outside the API', () => {
     const byType = (type: string) => events.filter((e) => e.type === type);
     assert.deepEqual(
       byType('contact.deleted').map((e) => [e.resource_id, e.data]),
-      [[contact.id, { id: contact.id }]],
+      [[contact.id, { id: contact.id, external_id: null }]],
     );
     assert.deepEqual(
       byType('conversation.deleted')
@@ -449,8 +449,10 @@ describe('events of writes made outside the API', () => {
       const raw = await storedData(e.id);
       assert.ok(!JSON.stringify(raw).includes(INTERNAL), `${type} stored internal data: ${JSON.stringify(raw)}`);
       if (type.endsWith('.deleted')) {
-        assert.deepEqual(e.data, { id });
-        assert.deepEqual(raw, { id });
+        // A contact's tombstone also names its external_id, for mirrors keyed by it.
+        const tombstone = type === 'contact.deleted' ? { id, external_id: null } : { id };
+        assert.deepEqual(e.data, tombstone);
+        assert.deepEqual(raw, tombstone);
       } else {
         const view = await publicView(w, resourceType, id, lookup.contactId);
         assert.deepEqual(Object.keys(e.data).sort(), Object.keys(view).sort(), type);

@@ -682,7 +682,7 @@ describe('events carry the public representation only', () => {
     for (const e of feed) assert.ok(!JSON.stringify(e).includes(marker));
   });
 
-  test('a deleted contact: contact.deleted (and its conversations and messages) with data {id} only', async () => {
+  test('a deleted contact: contact.deleted (and its conversations and messages) with data {id} only (a contact: also external_id)', async () => {
     const conversation = (await crawlList('/v2/conversations'))[0];
     const contactId: string = conversation.contact_id;
     await ownerCommands.deleteContact(server.owner, { contactId });
@@ -693,7 +693,9 @@ describe('events carry the public representation only', () => {
     const deleted = events.filter((e) => e.resource_id === contactId || e.resource_id === conversation.id);
     assert.ok(deleted.some((e) => e.type === 'conversation.deleted'));
     for (const e of events) {
-      assert.deepEqual(e.data, { id: e.resource_id }, e.type);
+      // Only the id, and for the contact its external_id (public, for mirrors keyed by it).
+      const tombstone = e.type === 'contact.deleted' ? { id: e.resource_id, external_id: null } : { id: e.resource_id };
+      assert.deepEqual(e.data, tombstone, e.type);
       assert.ok(!JSON.stringify(e).includes(marker));
     }
     assert.equal((await hit('GET', `/v2/contacts/${contactId}`)).status, 404);

@@ -225,6 +225,9 @@ const V2_OPERATIONS: [string, string, string][] = [
   ['get', '/v2/events', 'listEvents'],
 ];
 
+/** Beyond spec 4.3: the feed's current position, for the sync recipe (docs/sync.md). */
+const V2_ADDED_OPERATIONS: [string, string, string][] = [['get', '/v2/events/head', 'getEventsHead']];
+
 before(async () => {
   server = await startTestServer();
   A = await server.workspace({ timezone: TIMEZONE, rateLimitPerMinute: 100_000 });
@@ -505,6 +508,13 @@ describe('v2 lists: updated_after / created_after', () => {
 // ------------------------------------------------------------------------------------------ gets
 
 describe('v2 gets', () => {
+  test('a get takes no query parameters: one is 400 invalid_query_parameter, as on the lists', async () => {
+    const first = (await all(GETS[0]!.path))[0]!;
+    for (const path of [`${GETS[0]!.path}/${first.id}?foo=1`, '/v2/workspace?fields=name']) {
+      assertError(await get(path), 400, 'invalid_request', 'invalid_query_parameter', path);
+    }
+  });
+
   for (const g of GETS) {
     test(`${g.name}: every listed item equals its GET; unknown and foreign ids 404; malformed 400`, async () => {
       const items = await all(g.path);
@@ -614,6 +624,7 @@ describe('scopes of every v2 route', () => {
       ok: 200,
     },
     { method: 'GET', doc: '/v2/events', path: () => '/v2/events', scope: 'events:read', ok: 200 },
+    { method: 'GET', doc: '/v2/events/head', path: () => '/v2/events/head', scope: 'events:read', ok: 200 },
   ];
   const only = new Map<Scope, string>();
   const allBut = new Map<Scope, string>();
@@ -633,10 +644,10 @@ describe('scopes of every v2 route', () => {
   const call = (r: Route, key: string) =>
     server.request(r.method, r.path(), r.body ? { key, body: r.body(), idem: idem() } : { key });
 
-  test('the matrix covers every operation of spec 4.3', () => {
+  test('the matrix covers every operation of spec 4.3 and the documented additions', () => {
     assert.deepEqual(
       sorted(ROUTES.map((r) => `${r.method.toLowerCase()} ${r.doc}`)),
-      sorted(V2_OPERATIONS.map(([method, path]) => `${method} ${path}`)),
+      sorted([...V2_OPERATIONS, ...V2_ADDED_OPERATIONS].map(([method, path]) => `${method} ${path}`)),
     );
   });
 
@@ -1095,12 +1106,12 @@ describe('/v2/openapi.json', () => {
     assert.equal(v1doc.info.version, '1.0.0');
   });
 
-  test('documents every operation of spec 4.3 with its operationId, and nothing else', () => {
+  test('documents every operation of spec 4.3 with its operationId, and nothing else but the documented additions', () => {
     const documented: string[] = [];
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) documented.push(`${method} ${path} ${op.operationId}`);
     }
-    assert.deepEqual(sorted(documented), sorted(V2_OPERATIONS.map((o) => o.join(' '))));
+    assert.deepEqual(sorted(documented), sorted([...V2_OPERATIONS, ...V2_ADDED_OPERATIONS].map((o) => o.join(' '))));
   });
 
   test('every response of every operation has an example in application/json', () => {

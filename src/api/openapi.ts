@@ -88,6 +88,7 @@ const ERROR_EXAMPLES: Record<string, [string, string]> = {
   '403': ['permission_error', 'insufficient_scope'],
   '404': ['not_found', 'resource_not_found'],
   '409': ['idempotency_error', 'idempotency_key_reused'],
+  '410': ['invalid_request', 'events_expired'],
   '413': ['invalid_request', 'payload_too_large'],
   '415': ['invalid_request', 'unsupported_media_type'],
   '422': ['validation_error', 'validation_failed'],

@@ -71,6 +71,12 @@ export const ERROR_CODES = {
     type: 'idempotency_error',
     message: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
   },
+  events_expired: {
+    status: 410,
+    type: 'invalid_request',
+    message:
+      'Events after this position were deleted by retention: resynchronize (export the lists, then follow the feed from GET /v2/events/head).',
+  },
   payload_too_large: { status: 413, type: 'invalid_request', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
@@ -120,5 +126,18 @@ export class ApiError extends Error {
     this.retryAfter = options.retryAfter;
   }
 }
+
+export const eventsExpired = (
+  retentionDays: number,
+  parameter: 'after' | 'cursor',
+  problem: 'expired' | 'ahead',
+): ApiError =>
+  new ApiError('events_expired', {
+    message:
+      problem === 'expired'
+        ? `Events after this position were deleted (the feed keeps ${retentionDays} days): resynchronize — take GET /v2/events/head, export the lists, then follow the feed from that position.`
+        : 'This position is ahead of the end of the feed, so it was not issued by this store (it may come from a store since restored or replaced): resynchronize — take GET /v2/events/head, export the lists, then follow the feed from that position.',
+    details: { parameter, retention_days: retentionDays },
+  });
 
 export const notFound = (what: string) => new ApiError('resource_not_found', { message: `No such ${what}.` });

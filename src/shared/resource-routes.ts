@@ -8,7 +8,7 @@ import { notFound } from './errors.js';
 import { findRow, listRows, type ListSpec, type Position } from './keyset-list.js';
 import { paginate } from './pagination.js';
 import { readResponses } from './responses.js';
-import { LIMIT_DEFAULT, Page, Single, Uuid } from './schemas.js';
+import { LIMIT_DEFAULT, NoQuery, Page, Single, Uuid } from './schemas.js';
 
 interface Described {
   operationId: string;
@@ -93,6 +93,7 @@ export function getRoute(app: FastifyInstance, services: Services, o: GetRouteOp
         description: `The ${o.noun} with this id; 404 when the workspace of the key has none.`,
         tags: o.tags,
         params: Type.Object({ id }, { additionalProperties: false }),
+        querystring: NoQuery,
         response: readResponses({ 200: Single(o.item) }),
       },
     },

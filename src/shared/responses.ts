@@ -8,6 +8,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Workspace suspended, or the key lacks the required scope.',
   404: 'No such resource in this workspace.',
   409: 'Idempotency-Key reused with a different request, or still in use by a concurrent request.',
+  410: 'events_expired: retention deleted events after this position; resynchronize (docs/sync.md).',
   413: 'Request body too large.',
   415: 'Request body is not application/json.',
   422: 'The body breaks its schema or a cross-field rule.',
@@ -26,6 +27,11 @@ function errorResponses(statuses: number[]): Record<number, TSchema> {
 export const readResponses = <R extends Record<number, TSchema>>(success: R) => ({
   ...success,
   ...errorResponses(READ_ERRORS),
+});
+/** The events feed: a read that can also answer 410 when its position has expired. */
+export const feedResponses = <R extends Record<number, TSchema>>(success: R) => ({
+  ...success,
+  ...errorResponses([...READ_ERRORS, 410]),
 });
 export const writeResponses = <R extends Record<number, TSchema>>(success: R) => ({
   ...success,

@@ -131,3 +131,6 @@ export const SyncListQuery = {
   cursor: Type.Optional(Cursor),
   updated_after: Type.Optional({ ...DateTime, description: 'Only items updated strictly after this instant.' }),
 };
+
+/** The query of an operation that takes no query parameters: any one is refused, like a typo. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -48,6 +48,7 @@ export const REQUIRED_SCOPE: Record<string, Scope> = {
   listAutomations: 'automations:read',
   getAutomation: 'automations:read',
   listEvents: 'events:read',
+  getEventsHead: 'events:read',
 };
 
 /** The error type of each status (docs/api-conventions.md, Errors). */
@@ -57,6 +58,7 @@ export const STATUS_TYPE: Record<number, string> = {
   403: 'permission_error',
   404: 'not_found',
   409: 'idempotency_error',
+  410: 'invalid_request',
   413: 'invalid_request',
   415: 'invalid_request',
   422: 'validation_error',

@@ -1358,7 +1358,7 @@ describe('API9 improper inventory management: what is served is what is document
     assert.deepEqual(problems, []);
   });
 
-  test('undocumented query parameters: refused on every list, and change nothing on the other operations', async () => {
+  test('undocumented query parameters: refused on every read, never silently ignored or obeyed', async () => {
     const shadow = [
       ['include_deleted', 'true'],
       ['workspace_id', B.id],
@@ -1370,17 +1370,12 @@ describe('API9 improper inventory management: what is served is what is document
     ];
     const problems: string[] = [];
     for (const op of gets()) {
-      const plain = await send(op, A.key);
       for (const [name, value] of shadow) {
         const r = await call('GET', `${pathOf(op)}?${name}=${encodeURIComponent(value!)}`, { key: A.key });
         const where = `${op.label}?${name}`;
-        if (op.isList) {
-          problems.push(
-            ...errorProblems(r, { status: 400, code: 'invalid_query_parameter' }).map((p) => `${where}: ${p}`),
-          );
-        } else if (r.status !== plain.status || r.text !== plain.text) {
-          problems.push(`${where}: ${r.status}, the answer changed`);
-        }
+        problems.push(
+          ...errorProblems(r, { status: 400, code: 'invalid_query_parameter' }).map((p) => `${where}: ${p}`),
+        );
       }
     }
     assert.deepEqual(problems, []);

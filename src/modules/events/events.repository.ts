@@ -58,10 +58,17 @@ export interface EventRow {
 }
 
 export interface EventFilters {
+  /** comma-separated event types */
   type?: string | undefined;
-  resource_type?: ResourceType | undefined;
+  /** comma-separated resource types */
+  resource_type?: string | undefined;
   resource_id?: string | undefined;
 }
+
+/** Largest sequence number: (tx, MAX_SEQ) is the last position of transaction tx. */
+const LAST_SEQ = MAX_SEQ.toString();
+
+export const eventId = (position: EventPosition): string => `evt_${position[0]}_${position[1]}`;
 
 export const eventsRepository = {
   async list(
@@ -79,7 +86,7 @@ export const eventsRepository = {
       shape += '_t';
     }
     if (f.resource_type !== undefined) {
-      where.push(`resource_type = $${params.push(f.resource_type)}`);
+      where.push(`resource_type = ANY($${params.push(f.resource_type.split(','))}::text[])`);
       shape += '_r';
     }
     if (f.resource_id !== undefined) {
@@ -102,18 +109,72 @@ export const eventsRepository = {
     return rows;
   },
 
-  /** Deletes events older than the retention period, in batches; returns how many went. */
+  /**
+   * Whether the feed can be followed after `position`: 'expired' when retention has deleted an
+   * event of this workspace after it (a reader resuming there would silently miss it); 'ahead'
+   * when it names a transaction that has not even started (a position from another store, e.g.
+   * kept across a restore), which would otherwise wait silently for the feed to catch up.
+   */
+  async positionProblem(
+    db: Queryable,
+    workspaceId: string,
+    position: EventPosition,
+  ): Promise<'expired' | 'ahead' | null> {
+    const { rows } = await db.query<{ expired: boolean; ahead: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM events_purged
+                       WHERE workspace_id = $1 AND (tx_id, seq) > ($2::xid8, $3::bigint)) AS expired,
+              $2::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead`,
+      [workspaceId, position[0], position[1]],
+      'events_position_problem',
+    );
+    const row = rows[0]!;
+    return row.expired ? 'expired' : row.ahead ? 'ahead' : null;
+  },
+
+  /**
+   * The feed's current end: every event visible now is at or before it, every later one after it.
+   * Everything not visible yet belongs to a transaction at or above the horizon (see list), so the
+   * last position below the horizon is that end, whether or not an event stands there.
+   */
+  async head(db: Queryable): Promise<EventPosition> {
+    const { rows } = await db.query<{ horizon: string }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon',
+      [],
+      'events_head',
+    );
+    return [(BigInt(rows[0]!.horizon) - 1n).toString(), LAST_SEQ];
+  },
+
+  /**
+   * Deletes events older than the retention period, in batches, and records per workspace the
+   * latest position deleted (so resuming before it answers 410); returns how many went.
+   */
   async purgeOlderThan(db: Queryable, days: number, batchSize = 5_000): Promise<number> {
     let total = 0;
     for (;;) {
-      const { rowCount } = await db.query(
-        `DELETE FROM events WHERE (workspace_id, tx_id, seq) IN (
-           SELECT workspace_id, tx_id, seq FROM events
-            WHERE occurred_at < now() - $1::int * interval '1 day' LIMIT $2)`,
+      const { rows } = await db.query<{ deleted: string }>(
+        `WITH gone AS (
+           DELETE FROM events WHERE (workspace_id, tx_id, seq) IN (
+             SELECT workspace_id, tx_id, seq FROM events
+              WHERE occurred_at < now() - $1::int * interval '1 day' LIMIT $2)
+           RETURNING workspace_id, tx_id, seq
+         ), latest AS (
+           SELECT DISTINCT ON (workspace_id) workspace_id, tx_id, seq FROM gone
+            ORDER BY workspace_id, tx_id DESC, seq DESC
+         ), recorded AS (
+           INSERT INTO events_purged AS p (workspace_id, tx_id, seq)
+           SELECT workspace_id, tx_id, seq FROM latest
+           -- a workspace deleted meanwhile has no feed left to protect
+            WHERE EXISTS (SELECT 1 FROM workspaces w WHERE w.id = latest.workspace_id)
+           ON CONFLICT (workspace_id) DO UPDATE SET tx_id = EXCLUDED.tx_id, seq = EXCLUDED.seq, purged_at = now()
+            WHERE (p.tx_id, p.seq) < (EXCLUDED.tx_id, EXCLUDED.seq)
+         )
+         SELECT count(*)::text AS deleted FROM gone`,
         [days, batchSize],
       );
-      total += rowCount;
-      if (rowCount < batchSize) return total;
+      const deleted = Number(rows[0]?.deleted ?? 0);
+      total += deleted;
+      if (deleted < batchSize) return total;
     }
   },
 };

@@ -3,19 +3,33 @@
 // later with ?after=<id of the last event it saw>.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, eventsExpired } from '../../shared/errors.js';
 import { paginate } from '../../shared/pagination.js';
-import { readResponses } from '../../shared/responses.js';
-import { Cursor, DateTime, Limit, LIMIT_DEFAULT, NullableString, Page, StringEnum } from '../../shared/schemas.js';
+import { feedResponses, readResponses } from '../../shared/responses.js';
+import {
+  Cursor,
+  DateTime,
+  Limit,
+  LIMIT_DEFAULT,
+  NoQuery,
+  NullableString,
+  Page,
+  Single,
+  StringEnum,
+} from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
-import { eventsRepository, parseEventId, RESOURCE_TYPES, type EventPosition } from './events.repository.js';
+import { eventId, eventsRepository, parseEventId, RESOURCE_TYPES, type EventPosition } from './events.repository.js';
 
-const EVENT_TYPE_LIST = '^[a-z_]+\\.(created|updated|deleted)(,[a-z_]+\\.(created|updated|deleted))*$';
+const RESOURCE_TYPE = `(${RESOURCE_TYPES.join('|')})`;
+const RESOURCE_TYPE_LIST = `^${RESOURCE_TYPE}(,${RESOURCE_TYPE})*$`;
+const EVENT_TYPE = `${RESOURCE_TYPE}\\.(created|updated|deleted)`;
+const EVENT_TYPE_LIST = `^${EVENT_TYPE}(,${EVENT_TYPE})*$`;
+const POSITION = '^evt_[0-9]{1,20}_[0-9]{1,20}$';
 
 export const Event = Type.Object(
   {
     id: Type.String({
-      pattern: '^evt_[0-9]{1,20}_[0-9]{1,20}$',
+      pattern: POSITION,
       maxLength: 45,
       description: 'Identifier and position of the event in the feed.',
       examples: ['evt_9412_1873'],
@@ -37,7 +51,7 @@ export const Event = Type.Object(
       {
         additionalProperties: true,
         description:
-          'The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion: {"id": ...} only.',
+          'The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it.',
       },
     ),
   },
@@ -51,9 +65,10 @@ const EventsQuery = Type.Object(
     cursor: Type.Optional(Cursor),
     after: Type.Optional(
       Type.String({
-        pattern: '^evt_[0-9]{1,20}_[0-9]{1,20}$',
+        pattern: POSITION,
         maxLength: 45,
-        description: 'Id of the last event already processed: the feed continues right after it.',
+        description:
+          'Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it.',
       }),
     ),
     type: Type.Optional(
@@ -63,7 +78,13 @@ const EventsQuery = Type.Object(
         description: 'Only these event types, comma-separated, e.g. contact.created,contact.deleted.',
       }),
     ),
-    resource_type: Type.Optional(StringEnum(RESOURCE_TYPES)),
+    resource_type: Type.Optional(
+      Type.String({
+        pattern: RESOURCE_TYPE_LIST,
+        maxLength: 200,
+        description: `Only events about these resource types, comma-separated, e.g. contact,appointment. One of: ${RESOURCE_TYPES.join(', ')}.`,
+      }),
+    ),
     resource_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 128, description: 'Only events about this resource.' }),
     ),
@@ -71,7 +92,44 @@ const EventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const FeedHead = Type.Object(
+  {
+    position: Type.String({
+      pattern: POSITION,
+      maxLength: 45,
+      description:
+        'The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.',
+      examples: ['evt_9412_9223372036854775807'],
+    }),
+    taken_at: { ...DateTime, description: 'When the position was taken.' },
+  },
+  { additionalProperties: false },
+);
+
+/** A comma-separated filter as a sorted list without repeats; undefined stays undefined. */
+const valueSet = (list: string | undefined): string | undefined =>
+  list === undefined ? undefined : [...new Set(list.split(','))].sort().join(',');
+
 export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
+  app.get(
+    '/events/head',
+    {
+      config: { scope: 'events:read' },
+      schema: {
+        operationId: 'getEventsHead',
+        summary: 'Current end of the events feed',
+        description:
+          'The position after which every future change appears, without reading the feed. To start a sync: take this position, export the lists, then read the feed with after=<position> (docs/sync.md).',
+        tags: ['Events'],
+        querystring: NoQuery,
+        response: readResponses({ 200: Single(FeedHead) }),
+      },
+    },
+    async () => ({
+      data: { position: eventId(await eventsRepository.head(services.db)), taken_at: new Date().toISOString() },
+    }),
+  );
+
   app.get(
     '/events',
     {
@@ -80,15 +138,17 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         operationId: 'listEvents',
         summary: 'List changes (events feed)',
         description:
-          'Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days.',
+          'Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.',
         tags: ['Events'],
         querystring: EventsQuery,
-        response: readResponses({ 200: Page(Event) }),
+        response: feedResponses({ 200: Page(Event) }),
       },
     },
     async (request) => {
       const { workspaceId } = request.principal!;
-      const { limit = LIMIT_DEFAULT, cursor, after, ...filters } = request.query as Static<typeof EventsQuery>;
+      const { limit = LIMIT_DEFAULT, cursor, after, ...query } = request.query as Static<typeof EventsQuery>;
+      // One spelling per set of values: a cursor is bound to the filters, not to their order.
+      const filters = { ...query, type: valueSet(query.type), resource_type: valueSet(query.resource_type) };
       if (cursor !== undefined && after !== undefined) {
         throw new ApiError('invalid_query_parameter', {
           message: 'Send cursor or after, not both.',
@@ -106,8 +166,17 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         services.cursors,
         { resource: 'events', workspaceId, filters },
         { limit, cursor },
-        (position: EventPosition | null, take) =>
-          eventsRepository.list(services.db, workspaceId, filters, position ?? start, take),
+        async (position: EventPosition | null, take) => {
+          const from = position ?? start;
+          const events = await eventsRepository.list(services.db, workspaceId, filters, from, take);
+          // Checked after reading, in a later snapshot: a purge that removed events before the
+          // read is seen here; one after it removed nothing the read returned.
+          const problem = from ? await eventsRepository.positionProblem(services.db, workspaceId, from) : null;
+          if (problem) {
+            throw eventsExpired(services.config.eventsRetentionDays, position ? 'cursor' : 'after', problem);
+          }
+          return events;
+        },
         (e) => parseEventId(e.id)!,
       );
     },

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { notFound } from '../../shared/errors.js';
 import { readResponses } from '../../shared/responses.js';
-import { DateTime, Single, StringEnum, Uuid } from '../../shared/schemas.js';
+import { DateTime, NoQuery, Single, StringEnum, Uuid } from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
 
 export const Workspace = Type.Object(
@@ -33,6 +33,7 @@ export const workspaceRoutes: FastifyPluginAsync<RouteOptions> = async (app, { s
         summary: 'Get the workspace of this API key',
         description: 'Identity, status and time zone of the workspace the API key belongs to.',
         tags: ['Workspace'],
+        querystring: NoQuery,
         response: readResponses({ 200: Single(Workspace) }),
       },
     },

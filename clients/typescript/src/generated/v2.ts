@@ -239,9 +239,29 @@ export interface paths {
     };
     /**
      * List changes (events feed)
-     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days.
+     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.
      */
     get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v2/events/head': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Current end of the events feed
+     * @description The position after which every future change appears, without reading the feed. To start a sync: take this position, export the lists, then read the feed with after=<position> (docs/sync.md).
+     */
+    get: operations['getEventsHead'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7260,19 +7280,12 @@ export interface operations {
         limit?: number;
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
         cursor?: string;
-        /** @description Id of the last event already processed: the feed continues right after it. */
+        /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. */
         after?: string;
         /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. */
         type?: string;
-        resource_type?:
-          | 'workspace'
-          | 'contact'
-          | 'pipeline_stage'
-          | 'appointment'
-          | 'catalog_item'
-          | 'conversation'
-          | 'message'
-          | 'automation';
+        /** @description Only events about these resource types, comma-separated, e.g. contact,appointment. One of: workspace, contact, pipeline_stage, appointment, catalog_item, conversation, message, automation. */
+        resource_type?: string;
         /** @description Only events about this resource. */
         resource_id?: string;
       };
@@ -7318,7 +7331,7 @@ export interface operations {
            */
           'application/json': {
             data: {
-              /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion: {"id": ...} only. */
+              /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it. */
               data: {
                 [key: string]: unknown;
               };
@@ -7361,6 +7374,476 @@ export interface operations {
                */
               limit: number;
               next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+      400: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_query_parameter",
+           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked API key. */
+      401: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_api_key",
+           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "authentication_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Workspace suspended, or the key lacks the required scope. */
+      403: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "insufficient_scope",
+           *         "message": "Workspace suspended, or the key lacks the required scope.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "permission_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description No such resource in this workspace. */
+      404: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "resource_not_found",
+           *         "message": "No such resource in this workspace.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "not_found"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description events_expired: retention deleted events after this position; resynchronize (docs/sync.md). */
+      410: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "events_expired",
+           *         "message": "events_expired: retention deleted events after this position; resynchronize (docs/sync.md).",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "invalid_request"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded; see Retry-After. */
+      429: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limit_exceeded",
+           *         "message": "Rate limit exceeded; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "rate_limit_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Unexpected error.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+      /** @description Service temporarily unavailable; see Retry-After. */
+      503: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Seconds to wait before retrying. */
+          'Retry-After'?: number;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "Service temporarily unavailable; see Retry-After.",
+           *         "request_id": "req_3kTq9xVb2mR8LwZp",
+           *         "type": "api_error"
+           *       }
+           *     }
+           */
+          'application/json': {
+            error: {
+              /** @description Stable machine-readable code; see the error catalog in the service description. */
+              code: string;
+              details?: {
+                [key: string]: unknown;
+              };
+              /** @description Human-readable explanation; safe to show, never contains secrets. */
+              message: string;
+              /** @description Equals the X-Request-Id header of the same response. */
+              request_id: string;
+              /**
+               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+               * @enum {string}
+               */
+              type:
+                | 'invalid_request'
+                | 'authentication_error'
+                | 'permission_error'
+                | 'not_found'
+                | 'idempotency_error'
+                | 'validation_error'
+                | 'rate_limit_error'
+                | 'api_error';
+            };
+          };
+        };
+      };
+    };
+  };
+  getEventsHead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Requests allowed per window for this API key. */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description When the current window ends (RFC 3339 date-time). */
+          'RateLimit-Reset'?: string;
+          /** @description Identifier of this request; equals error.request_id on errors. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "position": "evt_9412_9223372036854775807",
+           *         "taken_at": "2026-11-22T06:05:43.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * @description The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.
+               * @example evt_9412_9223372036854775807
+               */
+              position: string;
+              /**
+               * Format: date-time
+               * @description When the position was taken.
+               * @example 2026-11-22T06:05:43.123Z
+               */
+              taken_at: string;
             };
           };
         };
