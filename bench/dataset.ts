@@ -304,7 +304,9 @@ async function loadWorkspace(
     [plan.id],
   );
 
-  // A status change, stamped the way touch_updated_at() stamps it, and its contact.updated event.
+  // A status change and its contact.updated event. Triggers are off for the bulk load, so the
+  // stamp is the clock (a historic data set: its rows spread over months, not one sync-clock stamp
+  // per batch); the workspace's sync clock starts after it on the first write through the API.
   await events(
     `WITH changed AS (
        UPDATE contacts c

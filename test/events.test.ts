@@ -1217,19 +1217,26 @@ describe('concurrent writers', () => {
       try {
         // A deterministic instance first: T1 writes, T2 writes later (larger tx id and seq) and
         // commits; while T1 is open, T2's event must stay out of the feed, then both show in order.
+        // Deletions: they take no stamp of the workspace's sync clock (db/migrations/0005), so two
+        // of them can be open at once in one workspace and commit in either order (changes that
+        // stamp rows commit one at a time per workspace).
+        const doomed: string[] = [];
+        for (const name of ['T1', 'T2']) {
+          const { rows } = await pool.query<{ id: string }>(
+            `INSERT INTO contacts (workspace_id, name, email) VALUES ($1, $2, $3) RETURNING id`,
+            [w.id, name, `${name.toLowerCase()}@example.com`],
+          );
+          doomed.push(rows[0]!.id);
+        }
         const start = await mark(w);
         const c1 = await pool.connect();
         const c2 = await pool.connect();
         try {
           await c1.query('BEGIN');
-          await c1.query(`INSERT INTO contacts (workspace_id, name, email) VALUES ($1, 'T1', 't1@example.com')`, [
-            w.id,
-          ]);
+          await c1.query('DELETE FROM contacts WHERE workspace_id = $1 AND id = $2', [w.id, doomed[0]]);
           const t1 = await txEvents((q, p) => c1.query(q, p));
           await c2.query('BEGIN');
-          await c2.query(`INSERT INTO contacts (workspace_id, name, email) VALUES ($1, 'T2', 't2@example.com')`, [
-            w.id,
-          ]);
+          await c2.query('DELETE FROM contacts WHERE workspace_id = $1 AND id = $2', [w.id, doomed[1]]);
           const t2 = await txEvents((q, p) => c2.query(q, p));
           assert.ok(compareIds(t1[0]!.id, t2[0]!.id) < 0);
           const t2Sent = performance.now();
@@ -1266,7 +1273,14 @@ describe('concurrent writers', () => {
               await client.query('BEGIN');
               try {
                 const made: string[] = [];
-                const inserts = mine.length === 0 || Math.random() < 0.5 ? 1 + (i % 2) : 0;
+                // Some transactions only delete: they take no sync-clock stamp, so they overlap
+                // the others and commit out of order with them.
+                let gone: string | undefined;
+                if (mine.length > 2 && i % 4 === 1) {
+                  gone = mine[Math.floor(Math.random() * mine.length)]!;
+                  await client.query('DELETE FROM contacts WHERE workspace_id = $1 AND id = $2', [w.id, gone]);
+                }
+                const inserts = gone ? 0 : mine.length === 0 || Math.random() < 0.5 ? 1 + (i % 2) : 0;
                 for (let k = 0; k < inserts; k++) {
                   const { rows } = await client.query<{ id: string }>(
                     `INSERT INTO contacts (workspace_id, name, email, notes)
@@ -1275,7 +1289,7 @@ describe('concurrent writers', () => {
                   );
                   made.push(rows[0]!.id);
                 }
-                if (inserts === 0 || i % 3 === 0) {
+                if (!gone && (inserts === 0 || i % 3 === 0)) {
                   const target = mine[Math.floor(Math.random() * mine.length)] ?? made[0]!;
                   await client.query('UPDATE contacts SET name = $3 WHERE workspace_id = $1 AND id = $2', [
                     w.id,
@@ -1295,6 +1309,7 @@ describe('concurrent writers', () => {
                 await client.query('COMMIT');
                 record(rows, sent, performance.now());
                 mine.push(...made);
+                if (gone) mine.splice(mine.indexOf(gone), 1);
               } catch (err) {
                 await client.query('ROLLBACK').catch(() => undefined);
                 throw err;

@@ -51,6 +51,23 @@ export function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * Runs `attempt` again (up to three times in all) when PostgreSQL aborted it to break a deadlock
+ * or a serialization conflict (SQLSTATE 40P01, 40001): such a transaction was rolled back whole,
+ * so running it again is safe. Writers of one workspace can deadlock on its sync clock when one
+ * of them changes rows in several steps (db/migrations/0005, docs/sync.md).
+ */
+export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+      if (n >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------------ PostgreSQL
 
 export function createPostgresDatabase(url: string, poolSize: number): Database {

@@ -5,7 +5,7 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import type { Database, Queryable } from '../infra/database.js';
+import { retryingConflicts, type Database, type Queryable } from '../infra/database.js';
 import { canonicalJson } from './canonical-json.js';
 import { ApiError } from './errors.js';
 
@@ -50,6 +50,15 @@ export class IdempotencyStore {
     write: (tx: Queryable) => Promise<WriteResult>,
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
+    // A deadlock or serialization conflict rolled the attempt back whole: the request runs again.
+    return retryingConflicts(() => this.#attempt(request, fingerprint, write));
+  }
+
+  async #attempt(
+    request: IdempotentRequest,
+    fingerprint: Buffer,
+    write: (tx: Queryable) => Promise<WriteResult>,
+  ): Promise<IdempotentOutcome> {
     return this.#db.transaction(async (tx) => {
       // One round trip: claim the key, and name the request for the events this write causes.
       const { rows: lock } = await tx.query<{ locked: boolean }>(

@@ -55,6 +55,14 @@ export const contactsRepository = {
     externalId: string,
     fields: ContactWrite,
   ): Promise<{ contact: ContactT; created: boolean }> {
+    // Lock the existing contact first, as an update does: a write locks its rows before its
+    // trigger takes the workspace's sync clock, so two writers never wait on each other in
+    // opposite orders (db/migrations/0005).
+    await db.query(
+      'SELECT 1 FROM contacts WHERE workspace_id = $1 AND external_id = $2 FOR UPDATE',
+      [workspaceId, externalId],
+      'contacts_lock_external',
+    );
     const { columns, values } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 3}`);
     const set = columns.map((c) => `${c} = EXCLUDED.${c}`);

@@ -2,7 +2,7 @@
 // The public API never reaches this module. Each command is a plain function of the store and a
 // JSON input, so the CLI can run it against the store directly or hand it to a running embedded
 // server (owner-channel.ts), with the same result.
-import type { Database } from '../../infra/database.js';
+import { retryingConflicts, type Database, type Queryable } from '../../infra/database.js';
 import { apiKeysRepository, type ApiKeyRow, type UsageRow } from '../api-keys/api-keys.repository.js';
 import { AUTH_CHANGED_CHANNEL } from '../api-keys/authenticator.js';
 import { issueKey } from '../api-keys/key-format.js';
@@ -15,6 +15,8 @@ import {
   seedCatalogItems,
   seedContacts,
   seedConversations,
+  seedMessages,
+  finishConversations,
   seedWorkspaceInternals,
   type SeedAmounts,
 } from './seed.js';
@@ -61,6 +63,9 @@ function keyStatus(k: ApiKeyRow): KeyWithUsage['status'] {
   if (k.expires_at && Date.parse(k.expires_at) <= Date.now()) return 'expired';
   return 'active';
 }
+
+/** Transactions each seeded resource is written in (at most): its rows share a stamp per part. */
+const SEED_PARTS = 5;
 
 export const ownerCommands = {
   async createWorkspace(ctx: OwnerContext, input: { name: string; timezone?: string }): Promise<WorkspaceRow> {
@@ -218,40 +223,54 @@ export const ownerCommands = {
         throw new OwnerError(`${name} must be a whole number from 0.`);
     }
     const marker = input.internalMarker ?? null;
-    return ctx.db.transaction(async (tx) => {
-      await seedWorkspaceInternals(tx, workspaceId, marker);
-      const contacts = await seedContacts(tx, workspaceId, amounts.contacts, marker);
-      const appointments = await seedAppointments(tx, workspaceId, amounts.appointments, marker);
-      const catalogItems = await seedCatalogItems(tx, workspaceId, amounts.catalogItems, marker);
-      const threads = await seedConversations(
-        tx,
-        workspaceId,
-        amounts.conversations,
-        amounts.messagesPerConversation,
-        marker,
-      );
-      const automations = await seedAutomations(tx, workspaceId, amounts.automations, marker);
-      return {
-        workspace_id: workspaceId,
-        contacts,
-        appointments,
-        catalog_items: catalogItems,
-        conversations: threads.conversations,
-        messages: threads.messages,
-        automations,
-      };
-    });
+    // Each part in a few transactions of its own: every transaction takes one stamp of the
+    // workspace's sync clock (db/migrations/0005), so seeded rows come out with several distinct
+    // updated_at values (ties within each part), as data written over time does.
+    const inParts = async (
+      count: number,
+      write: (tx: Queryable, n: number, first: number) => Promise<number>,
+    ): Promise<number> => {
+      let written = 0;
+      const size = Math.max(1, Math.ceil(count / SEED_PARTS));
+      for (let done = 0; done < count; done += size) {
+        written += await ctx.db.transaction((tx) => write(tx, Math.min(size, count - done), done + 1));
+      }
+      return written;
+    };
+    await ctx.db.transaction((tx) => seedWorkspaceInternals(tx, workspaceId, marker));
+    const contacts = await inParts(amounts.contacts, (tx, n, first) => seedContacts(tx, workspaceId, n, marker, first));
+    const appointments = await inParts(amounts.appointments, (tx, n, first) =>
+      seedAppointments(tx, workspaceId, n, marker, first),
+    );
+    const catalogItems = await inParts(amounts.catalogItems, (tx, n, first) =>
+      seedCatalogItems(tx, workspaceId, n, marker, first),
+    );
+    const conversations = await ctx.db.transaction((tx) =>
+      seedConversations(tx, workspaceId, amounts.conversations, marker),
+    );
+    let messages = 0;
+    for (let m = 1; m <= amounts.messagesPerConversation; m++) {
+      messages += await ctx.db.transaction((tx) => seedMessages(tx, workspaceId, conversations, m, marker));
+    }
+    await ctx.db.transaction((tx) => finishConversations(tx, workspaceId, conversations));
+    const automations = await inParts(amounts.automations, (tx, n, first) =>
+      seedAutomations(tx, workspaceId, n, marker, first),
+    );
+    return {
+      workspace_id: workspaceId,
+      contacts,
+      appointments,
+      catalog_items: catalogItems,
+      conversations: conversations.length,
+      messages,
+      automations,
+    };
   },
 
   /** Deletes a contact as the product does: its conversations and messages go with it, its appointments stay without it. */
   async deleteContact(ctx: OwnerContext, input: { contactId: string }): Promise<{ id: string; workspace_id: string }> {
     const id = requireUuid(input.contactId, 'contact id');
-    const { rows } = await ctx.db.query<{ id: string; workspace_id: string }>(
-      'DELETE FROM contacts WHERE id = $1 RETURNING id, workspace_id',
-      [id],
-    );
-    if (!rows[0]) throw new OwnerError(`No contact ${id}.`);
-    return rows[0];
+    return deleteResource(ctx, 'contacts', id, `No contact ${id}.`);
   },
 
   async deleteAppointment(
@@ -259,14 +278,28 @@ export const ownerCommands = {
     input: { appointmentId: string },
   ): Promise<{ id: string; workspace_id: string }> {
     const id = requireUuid(input.appointmentId, 'appointment id');
-    const { rows } = await ctx.db.query<{ id: string; workspace_id: string }>(
-      'DELETE FROM appointments WHERE id = $1 RETURNING id, workspace_id',
-      [id],
-    );
-    if (!rows[0]) throw new OwnerError(`No appointment ${id}.`);
-    return rows[0];
+    return deleteResource(ctx, 'appointments', id, `No appointment ${id}.`);
   },
 };
+
+/** Deletes one row as the product does, in one statement (rows first, then the sync clock). */
+async function deleteResource(
+  ctx: OwnerContext,
+  table: 'contacts' | 'appointments',
+  id: string,
+  missing: string,
+): Promise<{ id: string; workspace_id: string }> {
+  // A contact's deletion also stamps its appointments: it can meet another writer of the
+  // workspace in a deadlock, and then simply runs again.
+  const { rows } = await retryingConflicts(() =>
+    ctx.db.query<{ id: string; workspace_id: string }>(
+      `DELETE FROM ${table} WHERE id = $1 RETURNING id, workspace_id`,
+      [id],
+    ),
+  );
+  if (!rows[0]) throw new OwnerError(missing);
+  return rows[0];
+}
 
 export type OwnerCommands = typeof ownerCommands;
 export type OwnerCommandName = keyof OwnerCommands;

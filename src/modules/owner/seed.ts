@@ -106,6 +106,8 @@ export async function seedContacts(
   workspaceId: string,
   count: number,
   internal: string | null = null,
+  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
+  first = 1,
 ): Promise<number> {
   if (count <= 0) return 0;
   const { rowCount } = await db.query(
@@ -126,7 +128,7 @@ export async function seedContacts(
                 ($6::text[])[1 + (g / 5) % cardinality($6::text[])] AS origin,
                 ($7::text[])[1 + (g * 31) % cardinality($7::text[])] AS status,
                 now() - random() * interval '180 days' AS created_at
-           FROM generate_series(1, $2::int) AS g
+           FROM generate_series($10::int, $10::int + $2::int - 1) AS g
        ) s`,
     [
       workspaceId,
@@ -138,6 +140,7 @@ export async function seedContacts(
       [...CONTACT_STATUSES],
       internalText(internal, 'Prefers calls after 5 pm; price sensitive.'),
       internalText(internal, 'Asked twice about installments.'),
+      first,
     ],
   );
   return rowCount;
@@ -149,6 +152,8 @@ export async function seedAppointments(
   workspaceId: string,
   count: number,
   internal: string | null = null,
+  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
+  first = 1,
 ): Promise<number> {
   if (count <= 0) return 0;
   const { rowCount } = await db.query(
@@ -170,9 +175,16 @@ export async function seedAppointments(
                 ($3::text[])[1 + g % cardinality($3::text[])] AS status,
                 ($4::text[])[1 + (g / 3) % cardinality($4::text[])] AS source,
                 now() - random() * interval '120 days' AS created_at
-           FROM pool, generate_series(1, $2::int) AS g
+           FROM pool, generate_series($6::int, $6::int + $2::int - 1) AS g
        ) a`,
-    [workspaceId, count, [...APPOINTMENT_STATUSES], SOURCES, internalText(internal, 'Needs the ground-floor room.')],
+    [
+      workspaceId,
+      count,
+      [...APPOINTMENT_STATUSES],
+      SOURCES,
+      internalText(internal, 'Needs the ground-floor room.'),
+      first,
+    ],
   );
   return rowCount;
 }
@@ -182,6 +194,8 @@ export async function seedCatalogItems(
   workspaceId: string,
   count: number,
   internal: string | null = null,
+  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
+  first = 1,
 ): Promise<number> {
   if (count <= 0) return 0;
   const { rowCount } = await db.query(
@@ -190,7 +204,7 @@ export async function seedCatalogItems(
      SELECT $1, c.kind, c.name || CASE WHEN g > $3 THEN ' ' || ((g - 1) / $3 + 1) ELSE '' END, c.description,
             c.price, CASE WHEN c.price IS NULL THEN NULL ELSE 'BRL' END, c.duration, g % 7 <> 0,
             $4::text, jsonb_build_object('cost_cents', 4200, 'supplier_note', $5::text)
-       FROM generate_series(1, $2::int) AS g
+       FROM generate_series($7::int, $7::int + $2::int - 1) AS g
        JOIN jsonb_to_recordset($6::jsonb) AS c (i int, kind text, name text, description text, price bigint, duration int)
          ON c.i = (g - 1) % $3`,
     [
@@ -209,20 +223,20 @@ export async function seedCatalogItems(
           duration,
         })),
       ),
+      first,
     ],
   );
   return rowCount;
 }
 
-/** Conversations on several channels for existing contacts, each with a thread of messages. */
+/** Conversations on several channels for existing contacts; returns their ids. */
 export async function seedConversations(
   db: Queryable,
   workspaceId: string,
   count: number,
-  messagesPerConversation: number,
   internal: string | null = null,
-): Promise<{ conversations: number; messages: number }> {
-  if (count <= 0) return { conversations: 0, messages: 0 };
+): Promise<string[]> {
+  if (count <= 0) return [];
   const provider = internalText(internal, 'provider-ref');
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO conversations (workspace_id, contact_id, channel, status, provider, provider_conversation_id,
@@ -237,30 +251,54 @@ export async function seedConversations(
      RETURNING id`,
     [workspaceId, count, provider],
   );
-  if (rows.length === 0 || messagesPerConversation <= 0) return { conversations: rows.length, messages: 0 };
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Message number `m` of each of these conversations. A message's created_at is the stamp of the
+ * transaction that writes it (db/migrations/0005), so a thread written one message number per
+ * transaction reads in order, as one that arrived over time.
+ */
+export async function seedMessages(
+  db: Queryable,
+  workspaceId: string,
+  conversationIds: readonly string[],
+  m: number,
+  internal: string | null = null,
+): Promise<number> {
+  if (conversationIds.length === 0) return 0;
+  const provider = internalText(internal, 'provider-ref');
   const { rowCount } = await db.query(
     `INSERT INTO messages (workspace_id, conversation_id, contact_id, direction, kind, text, sent_at,
-                           provider_message_id, provider_payload, media_private_url, created_at)
-     SELECT $1, c.id, c.contact_id, CASE WHEN m % 2 = 1 THEN 'inbound' ELSE 'outbound' END,
-            CASE WHEN m % 5 = 0 THEN 'image' ELSE 'text' END,
+                           provider_message_id, provider_payload, media_private_url)
+     SELECT $1, c.id, c.contact_id, CASE WHEN $3::int % 2 = 1 THEN 'inbound' ELSE 'outbound' END,
+            CASE WHEN $3::int % 5 = 0 THEN 'image' ELSE 'text' END,
             (ARRAY['Hi! Do you have availability this week?', 'Yes, Thursday at 10:00 or Friday at 15:00.',
                    'Thursday works.', 'Booked. See you Thursday!', 'Here is the address.',
-                   'Thanks, see you.'])[1 + (m - 1) % 6],
-            c.created_at + m * interval '7 minutes', $4::text || '-' || m, jsonb_build_object('raw', $4::text),
-            CASE WHEN m % 5 = 0 THEN 'https://media.internal.example/' || m || '?sig=' || $4::text END,
-            c.created_at + m * interval '7 minutes'
-       FROM conversations c, generate_series(1, $3::int) AS m
+                   'Thanks, see you.'])[1 + ($3::int - 1) % 6],
+            c.created_at + $3::int * interval '7 minutes', $4::text || '-' || $3::int, jsonb_build_object('raw', $4::text),
+            CASE WHEN $3::int % 5 = 0 THEN 'https://media.internal.example/' || $3::int || '?sig=' || $4::text END
+       FROM conversations c
       WHERE c.workspace_id = $1 AND c.id = ANY($2::uuid[])`,
-    [workspaceId, rows.map((r) => r.id), messagesPerConversation, provider],
+    [workspaceId, conversationIds, m, provider],
   );
+  return rowCount;
+}
+
+/** Sets each conversation's last_message_at from its messages. */
+export async function finishConversations(
+  db: Queryable,
+  workspaceId: string,
+  conversationIds: readonly string[],
+): Promise<void> {
+  if (conversationIds.length === 0) return;
   await db.query(
     `UPDATE conversations c SET last_message_at = m.last
        FROM (SELECT conversation_id, max(created_at) AS last FROM messages
               WHERE workspace_id = $1 AND conversation_id = ANY($2::uuid[]) GROUP BY conversation_id) m
       WHERE c.workspace_id = $1 AND c.id = m.conversation_id`,
-    [workspaceId, rows.map((r) => r.id)],
+    [workspaceId, conversationIds],
   );
-  return { conversations: rows.length, messages: rowCount };
 }
 
 export async function seedAutomations(
@@ -268,6 +306,8 @@ export async function seedAutomations(
   workspaceId: string,
   count: number,
   internal: string | null = null,
+  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
+  first = 1,
 ): Promise<number> {
   if (count <= 0) return 0;
   const secret = internalText(internal, 'internal');
@@ -281,7 +321,7 @@ export async function seedAutomations(
             CASE WHEN a.status = 'draft' THEN 0 ELSE 2 END,
             jsonb_build_object('rule', $4::text), jsonb_build_array(jsonb_build_object('if', $4::text)),
             jsonb_build_array(jsonb_build_object('send_template', $4::text))
-       FROM generate_series(1, $2::int) AS g
+       FROM generate_series($6::int, $6::int + $2::int - 1) AS g
        JOIN jsonb_to_recordset($5::jsonb) AS a (i int, name text, status text, trigger_kind text) ON a.i = (g - 1) % $3
      RETURNING id`,
     [
@@ -290,6 +330,7 @@ export async function seedAutomations(
       AUTOMATIONS.length,
       secret,
       JSON.stringify(AUTOMATIONS.map(([name, status, trigger_kind], i) => ({ i, name, status, trigger_kind }))),
+      first,
     ],
   );
   await db.query(
