@@ -1,10 +1,10 @@
 // The sync example (examples/sync-contacts) against a real server while contacts change through
 // the API, the owner commands and plain SQL: stopped midway with SIGKILL and with SIGTERM, started
 // again, its local copy ends equal to the server's contacts, deletions included; and a copy whose
-// feed position is older than the feed's retention is resynchronized.
+// feed position retention has passed (410 events_expired) is resynchronized.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -18,6 +18,7 @@ import {
   type WorkspaceApiClient,
 } from '../clients/typescript/src/index.js';
 import { run, type SyncState } from '../examples/sync-contacts/sync.js';
+import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { contactBody, sleep, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
 
@@ -181,20 +182,22 @@ test('the local copy follows the server through changes, SIGKILL and SIGTERM, de
   await run({ baseUrl: server.baseUrl, apiKey: ws.key, statePath, watch: false, pageSize: 3 });
   const again = (await readState())!;
   assert.deepEqual(again.contacts, before.contacts);
-  assert.equal(again.lastEventId, before.lastEventId);
+  assert.equal(again.position, before.position);
 });
 
-test('a copy older than the feed retention is resynchronized, deletions whose events expired included', async () => {
-  // Runs after the test above: the copy is current. A contact is deleted and its events are
-  // purged, as retention does after 30 days; the copy's position is made 40 days old.
+test('a copy whose position retention has passed gets 410 events_expired and is resynchronized', async () => {
+  // Runs after the test above: the copy is current. A contact is deleted, then every event of the
+  // workspace is aged past the retention and purged as the background job does: the deletion's
+  // event is gone, and the copy's position lies before what the feed still holds.
   const gone = pick(1)[0]!;
   await ownerCommands.deleteContact(server.owner, { contactId: gone });
   alive.delete(gone);
-  await server.db.query('DELETE FROM events WHERE workspace_id = $1 AND resource_id = $2', [ws.id, gone]);
+  await server.db.query(`UPDATE events SET occurred_at = occurred_at - interval '40 days' WHERE workspace_id = $1`, [
+    ws.id,
+  ]);
+  assert.ok((await eventsRepository.purgeOlderThan(server.db, 30)) > 0);
   const state = (await readState())!;
   assert.ok(gone in state.contacts);
-  state.feedReadAt = new Date(Date.now() - 40 * 24 * 3600 * 1000).toISOString();
-  await writeFile(statePath, JSON.stringify(state));
 
   const logged: string[] = [];
   await run({

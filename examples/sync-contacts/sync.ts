@@ -5,20 +5,22 @@
 //   node --import tsx examples/sync-contacts/sync.ts --base-url http://127.0.0.1:3000 \
 //     --key "$WORKSPACE_API_KEY" --state ./contacts.json [--once | --watch] [--interval 5000]
 //
-// How (README.md beside this file explains why it is correct):
-//   1. head: read the events feed (contact events) to its current end, remembering the position;
-//   2. list: walk GET /v2/contacts ordered by updated_at, resuming with updated_after;
-//   3. follow: apply the feed from the remembered position — contact.created/updated upsert the
-//      local copy from the event's data, contact.deleted removes it — forever (--watch) or up to
-//      its current end (--once).
+// It follows docs/sync.md exactly (README.md beside this file says why it is correct):
+//   1. head: take the feed's current position (GET /v2/events/head);
+//   2. list: walk GET /v2/contacts to its end, storing every contact (and the cursor, to resume);
+//   3. follow: apply the feed after that position — contact.created/updated store the event's
+//      data, contact.deleted removes the contact — forever (--watch) or up to its end (--once).
+//   A 410 events_expired (the position is older than the feed keeps) starts again at 1, and the
+//   new walk drops the contacts it does not return.
 // After every page, the copy and the position are written together, atomically, to one file.
-// Applying is idempotent: a contact is replaced only by a version with a later updated_at.
 import { open, readFile, rename } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   createWorkspaceApiClient,
   eventPages,
+  feedHead,
+  isEventsExpired,
   pages,
   WorkspaceApiError,
   type Contact,
@@ -26,32 +28,26 @@ import {
   type WorkspaceEvent,
 } from '../../clients/typescript/src/index.js';
 
-/** Events are kept 30 days; a copy whose feed position is older than this is resynchronized. */
-const RESYNC_AFTER_MS = 29 * 24 * 60 * 60 * 1000;
-
 export interface SyncState {
-  version: 1;
+  version: 2;
   /** the local copy: contacts by id, exactly as the API returns them */
   contacts: Record<string, Contact>;
   /** what to do next (see the top of this file) */
   phase: 'head' | 'list' | 'follow';
-  /** position in the events feed: id of the last event applied (null: from the feed's start) */
-  lastEventId: string | null;
-  /** when the feed was last read to its end (ISO); tells when the position may have expired */
-  feedReadAt: string | null;
-  /** updated_at of the last contact stored by the list walk, which resumes from there */
-  listedUpTo: string | null;
+  /** position in the events feed: id of the last event applied, or the head taken in step 1 */
+  position: string | null;
+  /** during the list walk, the cursor of the next page (null: the walk starts from the beginning) */
+  listCursor: string | null;
   /** during a resynchronization, the ids the list walk saw: the others are dropped at its end */
   seen: string[] | null;
 }
 
 export const initialState = (): SyncState => ({
-  version: 1,
+  version: 2,
   contacts: {},
   phase: 'head',
-  lastEventId: null,
-  feedReadAt: null,
-  listedUpTo: null,
+  position: null,
+  listCursor: null,
   seen: null,
 });
 
@@ -67,7 +63,13 @@ export class StateFile {
       if (error.code === 'ENOENT') return null;
       throw error;
     });
-    return new StateFile(path, text === null ? initialState() : (JSON.parse(text) as SyncState));
+    const stored = text === null ? null : (JSON.parse(text) as Partial<SyncState>);
+    // A file of another format is started again as a resynchronization (kept contacts are checked).
+    const state: SyncState =
+      stored?.version === 2
+        ? (stored as SyncState)
+        : { ...initialState(), contacts: stored?.contacts ?? {}, seen: stored ? [] : null };
+    return new StateFile(path, state);
   }
 
   /**
@@ -100,56 +102,78 @@ export async function syncOnce(v2: V2Client, file: StateFile, options: SyncOptio
   const { pageSize = 100, signal, log = () => {} } = options;
   const init = signal ? { signal } : {};
 
-  if (state.phase === 'follow' && state.feedReadAt && Date.now() - Date.parse(state.feedReadAt) > RESYNC_AFTER_MS) {
-    // Events this old may have been deleted (deletions among them): walk the whole list again and
-    // drop what it does not return.
-    log('position older than the feed retention: resynchronizing');
-    Object.assign(state, { phase: 'head', listedUpTo: null, seen: [] });
-    await file.save();
-  }
-
-  if (state.phase !== 'list') {
-    // head and follow: the feed from the stored position to its current end. In the head phase
-    // this only finds the position from which step 3 starts (applying is harmless, so it applies).
-    const feed = eventPages(
-      v2,
-      { resource_type: 'contact', limit: pageSize, ...(state.lastEventId ? { after: state.lastEventId } : {}) },
-      init,
-    );
-    for await (const page of feed) {
-      const changed = page.events.filter((event) => applyEvent(state.contacts, event)).length;
-      state.lastEventId = page.lastEventId ?? null;
-      await file.save();
-      if (page.events.length) log(`${state.phase}: ${page.events.length} events, ${changed} applied`);
-    }
-    state.feedReadAt = new Date().toISOString();
-    if (state.phase === 'head') state.phase = 'list';
+  if (state.phase === 'head') {
+    // 1. The position first: every change from now on is in the feed after it.
+    state.position = await feedHead(v2, init);
+    Object.assign(state, { phase: 'list', listCursor: null });
     await file.save();
   }
 
   if (state.phase === 'list') {
-    // updated_after is exclusive and several contacts may share one updated_at: resume 1 ms before
-    // the last one stored (the contacts seen again are skipped as not newer).
-    const after = state.listedUpTo ? new Date(Date.parse(state.listedUpTo) - 1).toISOString() : undefined;
-    const list = pages((cursor) =>
-      v2.GET('/v2/contacts', { params: { query: { limit: pageSize, updated_after: after, cursor } }, ...init }),
-    );
-    for await (const page of list) {
-      const changed = page.data.filter((contact) => upsert(state.contacts, contact)).length;
-      state.seen?.push(...page.data.map((contact) => contact.id));
-      state.listedUpTo = page.data.at(-1)?.updated_at ?? state.listedUpTo;
-      await file.save();
-      log(`list: ${page.data.length} contacts, ${changed} stored`);
+    // 2. Every contact, page by page; a restart resumes at the stored cursor.
+    try {
+      await walkContacts(v2, file, pageSize, init, log);
+    } catch (error) {
+      // A stored cursor the server no longer accepts (its cursor secret was changed): the walk
+      // starts again from the beginning; contacts stored so far are simply stored again.
+      if (!(error instanceof WorkspaceApiError && error.code === 'invalid_cursor' && state.listCursor)) throw error;
+      log('stored list cursor refused (invalid_cursor): walking the list again from the start');
+      state.listCursor = null;
+      if (state.seen) state.seen = [];
+      await walkContacts(v2, file, pageSize, init, log);
     }
     if (state.seen) {
       const seen = new Set(state.seen);
       for (const id of Object.keys(state.contacts)) if (!seen.has(id)) delete state.contacts[id];
       state.seen = null;
     }
-    state.phase = 'follow';
+    Object.assign(state, { phase: 'follow', listCursor: null });
     await file.save();
-    // The feed from the position found in the head phase: everything changed since.
+  }
+
+  // 3. The feed after the position, to its current end.
+  try {
+    const feed = eventPages(
+      v2,
+      { resource_type: 'contact', limit: pageSize, ...(state.position ? { after: state.position } : {}) },
+      init,
+    );
+    for await (const page of feed) {
+      const changed = page.events.filter((event) => applyEvent(state.contacts, event)).length;
+      state.position = page.lastEventId ?? state.position;
+      await file.save();
+      if (page.events.length) log(`follow: ${page.events.length} events, ${changed} applied`);
+    }
+  } catch (error) {
+    if (!isEventsExpired(error)) throw error;
+    // Events after our position were deleted by retention (deletions among them): walk the whole
+    // list again and drop what it does not return.
+    log('position older than the feed retention (410 events_expired): resynchronizing');
+    Object.assign(state, { phase: 'head', position: null, listCursor: null, seen: [] });
+    await file.save();
     await syncOnce(v2, file, options);
+  }
+}
+
+/** Walks the contact list from the stored cursor to its end, checkpointing after every page. */
+async function walkContacts(
+  v2: V2Client,
+  file: StateFile,
+  pageSize: number,
+  init: { signal?: AbortSignal },
+  log: (line: string) => void,
+): Promise<void> {
+  const { state } = file;
+  const list = pages(
+    (cursor) => v2.GET('/v2/contacts', { params: { query: { limit: pageSize, cursor } }, ...init }),
+    state.listCursor ?? undefined,
+  );
+  for await (const page of list) {
+    const changed = page.data.filter((contact) => upsert(state.contacts, contact)).length;
+    state.seen?.push(...page.data.map((contact) => contact.id));
+    state.listCursor = page.page.next_cursor;
+    await file.save();
+    log(`list: ${page.data.length} contacts, ${changed} stored`);
   }
 }
 

@@ -5,7 +5,9 @@
 // through openapi-fetch. On top of that, the helpers integrators otherwise write by hand:
 //
 //   - pages() / paginate(): every page, or every item, of a list, following page.next_cursor;
-//   - eventPages() / readEvents(): the events feed from an `after` position, ending with the last id;
+//   - feedHead(), eventPages() / readEvents(): the sync recipe of docs/sync.md — the feed's current
+//     position, then the feed from an `after` position, ending with the last id; isEventsExpired()
+//     tells the 410 that asks for a resynchronization;
 //   - an Idempotency-Key on every write (POST, PUT, PATCH) that does not carry one;
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
@@ -275,8 +277,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export async function* pages<T>(
   call: (cursor: string | undefined) => Promise<CallResult<Page<T>>>,
+  /** a stored page.next_cursor: resume a walk there instead of starting it */
+  from?: string,
 ): AsyncGenerator<Page<T>, void, undefined> {
-  let cursor: string | undefined;
+  let cursor: string | undefined = from;
   do {
     const page = await unwrap(call(cursor));
     yield page;
@@ -298,6 +302,23 @@ export interface EventPage {
   /** id of the last event up to this page: the `after` to resume from once this page is processed */
   lastEventId: string | undefined;
 }
+
+/**
+ * The feed's current end (GET /v2/events/head): every change made from now on comes after it.
+ * Step one of a synchronization: take this position, export the lists, then read the feed with
+ * `after` = this position.
+ */
+export async function feedHead(v2: V2Client, init: { signal?: AbortSignal } = {}): Promise<string> {
+  const { data } = await unwrap(v2.GET('/v2/events/head', init));
+  return data.position;
+}
+
+/**
+ * True for the 410 events_expired of a feed position older than what retention kept: the copy
+ * may have missed changes (deletions among them) and must be resynchronized.
+ */
+export const isEventsExpired = (error: unknown): boolean =>
+  error instanceof WorkspaceApiError && error.status === 410 && error.code === 'events_expired';
 
 /**
  * The events feed after `query.after` (from its start without it) up to its current end, one
