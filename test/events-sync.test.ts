@@ -244,6 +244,25 @@ describe('resource_type takes several values', () => {
   });
 });
 
+describe('the messages of refused feed parameters state the rule', () => {
+  test('an empty value is refused with the rule it breaks, naming the parameter', async () => {
+    const w = await fresh();
+    const expected: Record<string, RegExp> = {
+      after: /^after must be at most 45 characters matching /,
+      resource_type: /^resource_type must be at most 200 characters matching /,
+      resource_id: /^resource_id must be 1 to 128 characters\.$/,
+      cursor: /^cursor must be 1 to \d+ characters/,
+    };
+    for (const [name, rule] of Object.entries(expected)) {
+      const r = await get(w, `/v2/events?${name}=`);
+      assert.equal(r.status, 400, `${name}=: ${r.text}`);
+      assert.equal(r.json.error.code, 'invalid_query_parameter');
+      assert.equal(r.json.error.details.parameter, name);
+      assert.match(r.json.error.message, rule, name);
+    }
+  });
+});
+
 describe('contact tombstones carry the external_id', () => {
   test('deleted by the owner: data is {id, external_id}; without an external id, external_id is null', async () => {
     const w = await fresh();

@@ -133,10 +133,14 @@ export function describeRule(name: string, schema: ParamSchema | undefined): str
   }
   if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time, e.g. 2026-11-22T06:05:43.123Z`;
   if (schema.format === 'uuid') return `${name} must be a UUID`;
-  if (schema.pattern) {
-    return `${name} must be ${schema.minLength ?? 0} to ${schema.maxLength ?? 'any number of'} characters matching ${schema.pattern}`;
-  }
-  if (schema.maxLength !== undefined) return `${name} must be at most ${schema.maxLength} characters`;
+  // An empty value breaks a minimum length of 1 or a pattern: the rule says both bounds then.
+  const length = schema.minLength
+    ? `${schema.minLength} to ${schema.maxLength ?? 'any number of'} characters`
+    : schema.maxLength !== undefined
+      ? `at most ${schema.maxLength} characters`
+      : undefined;
+  if (schema.pattern) return `${name} must be ${length ?? 'characters'} matching ${schema.pattern}`;
+  if (length) return `${name} must be ${length}`;
   return `${name} is invalid`;
 }
 
