@@ -59,6 +59,8 @@ export async function buildApp(
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+    // An external_id may contain "/" (spec 8): sent raw, it is one path parameter all the same.
+    rewriteUrl: (req) => encodeExternalIdSlashes(req.url ?? '/'),
     // URLs the router refuses before any hook runs (undecodable, a parameter over 512 characters)
     // still get the error object and every common header.
     frameworkErrors: (error, request, reply) => {
@@ -188,6 +190,16 @@ function answerUnparsableRequest(err: Error & { code?: string }, socket: Socket)
       body,
     ].join('\r\n'),
   );
+}
+
+/**
+ * /v1/contacts/external/hub/123 as /v1/contacts/external/hub%2F123: the contract's external_id
+ * pattern allows "/", and a client that sends it raw means the same contact as one that encodes it.
+ */
+export function encodeExternalIdSlashes(url: string): string {
+  const match = /^(\/v[12]\/contacts\/external\/)([^?]*)(\?.*)?$/.exec(url);
+  if (!match || !match[2]!.includes('/')) return url;
+  return `${match[1]}${match[2]!.replaceAll('/', '%2F')}${match[3] ?? ''}`;
 }
 
 /** A random secret made once per installation and shared by every process through the store. */

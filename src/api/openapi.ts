@@ -45,6 +45,11 @@ const RETRY_AFTER: Json = {
   description: 'Seconds to wait before retrying.',
   schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 },
 };
+const LOCATION: Json = {
+  description: 'Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included.',
+  required: true,
+  schema: { type: 'string', format: 'uri-reference', maxLength: 64 },
+};
 const REPLAYED: Json = {
   description:
     'Present and true when this response is the stored response of an earlier request with the same Idempotency-Key.',
@@ -165,6 +170,7 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
             const headers: Json = { ...COMMON_HEADERS, ...((response.headers as Json | undefined) ?? {}) };
             if (['429', '503', '409'].includes(status)) headers['Retry-After'] = RETRY_AFTER;
             if (isWrite && status.startsWith('2')) headers['Idempotent-Replayed'] = REPLAYED;
+            if (isWrite && status === '201') headers.Location = LOCATION;
             response.headers = headers;
             const content = (response.content as Record<string, Json> | undefined)?.['application/json'];
             if (content && content.example === undefined) content.example = exampleFor(status, response);

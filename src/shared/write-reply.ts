@@ -10,6 +10,8 @@ export async function idempotentWrite(
   request: FastifyRequest,
   reply: FastifyReply,
   write: (tx: Queryable, workspaceId: string) => Promise<WriteResult>,
+  /** the path of the resource a 201 created, from its body: sent as Location (replays too) */
+  locationOf?: (body: unknown) => string | undefined,
 ): Promise<FastifyReply> {
   const principal = request.principal!;
   let outcome: IdempotentOutcome;
@@ -33,5 +35,7 @@ export async function idempotentWrite(
   }
   services.metrics.idempotency(outcome.replayed ? 'replayed' : 'executed');
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  const location = outcome.statusCode === 201 ? locationOf?.(outcome.body) : undefined;
+  if (location) reply.header('location', location);
   return reply.code(outcome.statusCode).send(outcome.body);
 }

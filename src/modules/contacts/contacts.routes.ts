@@ -21,6 +21,12 @@ import {
 const tags = ['Contacts'];
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+  // Location of a created contact, under the version it was created through (/v1 or /v2).
+  const locationOf = (body: unknown) => {
+    const id = (body as { data?: { id?: unknown } } | null)?.data?.id;
+    return typeof id === 'string' ? `${app.prefix}/contacts/${id}` : undefined;
+  };
+
   listRoute(app, services, {
     path: '/contacts',
     scope: 'contacts:read',
@@ -41,7 +47,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       schema: {
         operationId: 'createContact',
         summary: 'Create a contact',
-        description: `Without status, the contact starts as ${DEFAULT_CONTACT_STATUS}.`,
+        description: `Without status, the contact starts as ${DEFAULT_CONTACT_STATUS}. The 201 carries Location: the path of the new contact.`,
         tags,
         headers: IdempotencyHeaders,
         body: ContactCreate,
@@ -49,15 +55,21 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (tx, workspaceId) => ({
-        statusCode: 201,
-        body: {
-          data: await contactsRepository.insert(tx, workspaceId, {
-            ...request.body,
-            status: request.body.status ?? DEFAULT_CONTACT_STATUS,
-          }),
-        },
-      })),
+      idempotentWrite(
+        services,
+        request,
+        reply,
+        async (tx, workspaceId) => ({
+          statusCode: 201,
+          body: {
+            data: await contactsRepository.insert(tx, workspaceId, {
+              ...request.body,
+              status: request.body.status ?? DEFAULT_CONTACT_STATUS,
+            }),
+          },
+        }),
+        locationOf,
+      ),
   );
 
   getRoute(app, services, {
@@ -102,7 +114,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         operationId: 'upsertContactByExternalId',
         summary: 'Create or update a contact by external identifier',
         description:
-          '201 when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact.',
+          '201 (with Location) when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact. An external_id containing "/" may be sent raw or percent-encoded (%2F): both address the same contact.',
         tags,
         params: ExternalIdParams,
         headers: IdempotencyHeaders,
@@ -111,14 +123,20 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
-        const { contact, created } = await contactsRepository.upsertByExternalId(
-          tx,
-          workspaceId,
-          request.params.external_id,
-          request.body,
-        );
-        return { statusCode: created ? 201 : 200, body: { data: contact } };
-      }),
+      idempotentWrite(
+        services,
+        request,
+        reply,
+        async (tx, workspaceId) => {
+          const { contact, created } = await contactsRepository.upsertByExternalId(
+            tx,
+            workspaceId,
+            request.params.external_id,
+            request.body,
+          );
+          return { statusCode: created ? 201 : 200, body: { data: contact } };
+        },
+        locationOf,
+      ),
   );
 };

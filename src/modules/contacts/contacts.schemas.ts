@@ -98,7 +98,7 @@ export const ExternalIdParams = Type.Object(
       minLength: 1,
       maxLength: 128,
       pattern: EXTERNAL_ID_PATTERN,
-      description: 'Identifier of the contact in the calling system; percent-encode "/" as %2F.',
+      description: 'Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F.',
     }),
   },
   { additionalProperties: false },

@@ -137,7 +137,7 @@ export interface paths {
     put?: never;
     /**
      * Create a contact
-     * @description Without status, the contact starts as cold_list.
+     * @description Without status, the contact starts as cold_list. The 201 carries Location: the path of the new contact.
      */
     post: operations['createContact'];
     delete?: never;
@@ -156,7 +156,7 @@ export interface paths {
     get?: never;
     /**
      * Create or update a contact by external identifier
-     * @description 201 when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact.
+     * @description 201 (with Location) when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact. An external_id containing "/" may be sent raw or percent-encoded (%2F): both address the same contact.
      */
     put: operations['upsertContactByExternalId'];
     post?: never;
@@ -3692,6 +3692,8 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
+          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
+          Location: string;
           /** @description Requests allowed per window for this API key. */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the current window. */
@@ -4356,7 +4358,7 @@ export interface operations {
         'Idempotency-Key': string;
       };
       path: {
-        /** @description Identifier of the contact in the calling system; percent-encode "/" as %2F. */
+        /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
         external_id: string;
       };
       cookie?: never;
@@ -4479,6 +4481,8 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
+          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
+          Location: string;
           /** @description Requests allowed per window for this API key. */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the current window. */
