@@ -35,10 +35,7 @@ const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
 const get = (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key });
 
-/**
- * `count` contacts in groups of `groupSize` sharing one updated_at: the rows of one transaction
- * share its stamp (db/migrations/0005), so each group is one INSERT.
- */
+/** `count` contacts in groups of `groupSize` sharing one updated_at: one INSERT (one stamp) a group. */
 async function insertTiedContacts(workspaceId: string, count: number, groupSize: number): Promise<void> {
   for (let first = 0; first < count; first += groupSize) {
     await server.db.query(
