@@ -189,6 +189,22 @@ describe('per-key quota', () => {
     assertRateLimited(await list(server, ws.key), 'the first key stays limited');
   });
 
+  test('a rotated key and its successor share one quota during the grace period, and so does the next rotation', async () => {
+    const ws = await server.workspace({ scopes: ['contacts:read'], rateLimitPerMinute: 5 });
+    for (let i = 0; i < 3; i++) assert.equal((await list(server, ws.key)).status, 200);
+    const rotated = await ownerCommands.rotateKey(server.owner, { keyId: ws.keyId, graceMs: 3_600_000 });
+    const successor = rotated.new_key.key;
+    const r = await list(server, successor);
+    assert.equal(r.status, 200);
+    assert.equal(limits(r).remaining, 1, 'the successor continues the count of the key it replaces');
+    assert.equal(limits(await list(server, ws.key)).remaining, 0, 'the old key counts on the same quota');
+    assertRateLimited(await list(server, successor));
+    assertRateLimited(await list(server, ws.key));
+    // A rotation of the successor stays in the lineage.
+    const again = await ownerCommands.rotateKey(server.owner, { keyId: rotated.new_key.id, graceMs: 3_600_000 });
+    assertRateLimited(await list(server, again.new_key.key), 'the third key of the chain shares it too');
+  });
+
   test('every answer carries the headers, refusals and errors included, and each counts', async () => {
     const ws = await server.workspace({ scopes: ['contacts:read'], rateLimitPerMinute: 10 });
     const answers: [string, TestResponse][] = [

@@ -66,7 +66,8 @@ export default fp<GuardOptions>(
       const principal = outcome.principal;
       request.principal = principal;
 
-      const d = await opts.rateLimiter.consume(`key:${principal.keyId}`, principal.rateLimitPerMinute);
+      // Counted per key lineage: a rotated key and its successor share one quota.
+      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute);
       applyRateLimitHeaders(reply, d);
       if (!d.allowed) {
         opts.metrics.rateLimited('key');

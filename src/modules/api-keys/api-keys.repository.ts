@@ -22,6 +22,8 @@ export interface KeyCredentialRow {
   secret_sha256: Uint8Array;
   scopes: Scope[];
   rate_limit_per_minute: number;
+  /** the first key of its chain of rotations: the rate-limit count is shared along it */
+  lineage_id: string;
   expires_at_ms: number | null;
   revoked: boolean;
   workspace_status: string;
@@ -63,14 +65,27 @@ export const apiKeysRepository = {
       scopes: readonly Scope[];
       rateLimitPerMinute: number;
       expiresInMs: number | null;
+      /** the key this one succeeds (a rotation): they share one rate-limit count */
+      predecessorId?: string;
     },
   ): Promise<ApiKeyRow> {
     const { rows } = await db.query<ApiKeyRow>(
-      `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, scopes, rate_limit_per_minute, expires_at)
+      `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, scopes, rate_limit_per_minute, expires_at,
+                             lineage_id)
        VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::bigint IS NULL THEN NULL
-                                            ELSE clock_timestamp() + $7::bigint * interval '1 millisecond' END)
+                                            ELSE clock_timestamp() + $7::bigint * interval '1 millisecond' END,
+               coalesce((SELECT lineage_id FROM api_keys WHERE id = $8), $1))
        RETURNING ${COLUMNS}`,
-      [key.id, key.workspaceId, key.name, key.secretSha256, key.scopes, key.rateLimitPerMinute, key.expiresInMs],
+      [
+        key.id,
+        key.workspaceId,
+        key.name,
+        key.secretSha256,
+        key.scopes,
+        key.rateLimitPerMinute,
+        key.expiresInMs,
+        key.predecessorId ?? null,
+      ],
     );
     return rows[0]!;
   },
@@ -90,7 +105,7 @@ export const apiKeysRepository = {
 
   async credential(db: Queryable, id: string): Promise<KeyCredentialRow | null> {
     const { rows } = await db.query<KeyCredentialRow>(
-      `SELECT k.id, k.workspace_id, k.secret_sha256, k.scopes, k.rate_limit_per_minute,
+      `SELECT k.id, k.workspace_id, k.secret_sha256, k.scopes, k.rate_limit_per_minute, k.lineage_id,
               (extract(epoch FROM k.expires_at) * 1000)::float8 AS expires_at_ms,
               (k.revoked_at IS NOT NULL) AS revoked, w.status AS workspace_status
          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id

@@ -16,6 +16,8 @@ export interface Principal {
   workspaceId: string;
   scopes: ReadonlySet<Scope>;
   rateLimitPerMinute: number;
+  /** what the key's requests are counted under: its lineage, shared with its rotations */
+  quotaId: string;
   workspaceSuspended: boolean;
 }
 
@@ -107,6 +109,7 @@ export class Authenticator {
         workspaceId: c.workspace_id,
         scopes: new Set(c.scopes),
         rateLimitPerMinute: c.rate_limit_per_minute,
+        quotaId: c.lineage_id,
         workspaceSuspended: c.workspace_status !== 'active',
       },
     };

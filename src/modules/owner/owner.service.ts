@@ -187,6 +187,7 @@ export const ownerCommands = {
         scopes: old.scopes,
         rateLimitPerMinute: old.rate_limit_per_minute,
         expiresInMs: null,
+        predecessorId: old.id,
       });
       const retired = await apiKeysRepository.retire(tx, old.id, successor.id, input.graceMs);
       await tx.query('SELECT pg_notify($1, $2)', [AUTH_CHANGED_CHANNEL, 'key']);
