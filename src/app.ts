@@ -13,7 +13,7 @@ import { Authenticator } from './modules/api-keys/authenticator.js';
 import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
 import { CursorCodec } from './shared/cursor.js';
 import { IdempotencyStore } from './shared/idempotency.js';
-import { RateLimiter } from './shared/rate-limiter.js';
+import { RateLimiter, type RateLimitDecision } from './shared/rate-limiter.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors, { renderError } from './plugins/errors.js';
@@ -42,6 +42,8 @@ export async function buildApp(
     services.rateLimiter,
     config.unauthenticatedRateLimitPerMinute,
   );
+  const ensureSocketRateLimit = (address: string) =>
+    services.rateLimiter.consume(`ip:${address}`, config.unauthenticatedRateLimitPerMinute);
   // Set while closing: answers then ask keep-alive clients to close, so shutdown does not wait on
   // connections that would otherwise stay open after their last request.
   let closing = false;
@@ -49,7 +51,10 @@ export async function buildApp(
   const app = Fastify({
     logger: withSafeSerializers(options.logger ?? { level: config.logLevel }),
     // Requests Node's HTTP parser refuses never reach a route; they still get the error object.
-    clientErrorHandler: answerUnparsableRequest,
+    clientErrorHandler: (err, socket) => answerUnparsableRequest(err, socket, ensureSocketRateLimit),
+    // Node would answer a request without Host itself, with an empty body: the hook in
+    // plugins/request-conventions refuses it instead, with the error object and every header.
+    http: { requireHostHeader: false },
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -171,25 +176,46 @@ function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifySer
   return { ...logger, serializers: { ...serializers, req } };
 }
 
-function answerUnparsableRequest(err: Error & { code?: string }, socket: Socket): void {
+/**
+ * A request Node's HTTP parser could not read never reaches a route; it still gets the error
+ * object and the contract's headers (spec 4.1.2), RateLimit-* counted against its address.
+ */
+function answerUnparsableRequest(
+  err: Error & { code?: string },
+  socket: Socket,
+  rateLimitOf: (address: string) => Promise<RateLimitDecision>,
+): void {
   if (!socket.writable) return;
   const error = new ApiError(err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'malformed_request');
   const requestId = `req_${randomBytes(12).toString('base64url')}`;
   const body = JSON.stringify({
     error: { type: error.type, code: error.code, message: error.message, request_id: requestId },
   });
-  socket.end(
-    [
-      `HTTP/1.1 ${error.status} ${error.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      'Cache-Control: no-store',
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'),
-  );
+  void rateLimitOf(socket.remoteAddress ?? 'unknown')
+    .catch(() => null)
+    .then((d) => {
+      if (!socket.writable) return;
+      const limits = d
+        ? [
+            `RateLimit-Limit: ${d.limit}`,
+            `RateLimit-Remaining: ${d.remaining}`,
+            `RateLimit-Reset: ${new Date(d.resetAtMs).toISOString()}`,
+          ]
+        : [];
+      socket.end(
+        [
+          `HTTP/1.1 ${error.status} ${error.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+          'Content-Type: application/json; charset=utf-8',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          `X-Request-Id: ${requestId}`,
+          'Cache-Control: no-store',
+          ...limits,
+          'Connection: close',
+          '',
+          body,
+        ].join('\r\n'),
+      );
+    });
 }
 
 /**

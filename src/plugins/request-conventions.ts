@@ -20,6 +20,16 @@ export default fp(
     app.addHook('onRequest', async (request, reply) => {
       reply.header('x-request-id', request.id);
       reply.header('cache-control', 'no-store');
+      // HTTP/1.1 requires Host (RFC 9112, 3.2); refused here rather than by Node, so the answer
+      // has the error object and every header of the contract.
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        // A client this far from HTTP/1.1 is not trusted with the rest of its connection.
+        reply.header('connection', 'close');
+        throw new ApiError('invalid_header', {
+          message: 'An HTTP/1.1 request must carry a Host header.',
+          details: { header: 'Host' },
+        });
+      }
     });
 
     // Only JSON bodies are accepted; any other media type is a 415 before the body is read.
