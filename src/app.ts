@@ -8,7 +8,12 @@ import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
 import { Metrics } from './infra/metrics.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './infra/rate-limit-store.js';
+import {
+  MemoryRateLimitStore,
+  PostgresRateLimitStore,
+  RedisRateLimitStore,
+  type RateLimitStore,
+} from './infra/rate-limit-store.js';
 import { Authenticator } from './modules/api-keys/authenticator.js';
 import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
 import { CursorCodec } from './shared/cursor.js';
@@ -117,6 +122,7 @@ export async function buildApp(
   // Housekeeping: expired idempotency records and events past their retention.
   const housekeeping = async () => {
     await services.idempotency.purgeExpired();
+    await services.rateLimiter.purge();
     await eventsRepository.purgeOlderThan(db, config.eventsRetentionDays);
   };
   void housekeeping().catch(() => undefined);
@@ -146,6 +152,9 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     await redisStore.connected();
     store = redisStore;
     redisProbe = () => redisStore.ping();
+  } else if (db.kind === 'postgres') {
+    // Several processes (serve --workers, several machines) share one count without Redis.
+    store = new PostgresRateLimitStore(db);
   } else {
     store = new MemoryRateLimitStore();
   }

@@ -193,3 +193,37 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
     assert.deepEqual(workers(), []);
   });
 });
+
+describe('the default PostgreSQL deployment: serve with its default workers and no Redis', () => {
+  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL,
+      LOG_LEVEL: 'warn',
+      DEMO_ON_FIRST_START: 'false',
+    };
+    delete env.REDIS_URL;
+    delete env.NODE_TEST_CONTEXT;
+    // Two workers (the default is one per core) and a second process beside them: three counters
+    // that must agree through PostgreSQL.
+    const [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
+    try {
+      const { key } = await newKey({ rateLimitPerMinute: 60 });
+      const answers = await Promise.all(
+        Array.from({ length: 90 }, (_, i) => call(i % 3 === 0 ? single : cluster, 'GET', '/v1/contacts?limit=1', key)),
+      );
+      const passed = answers.filter((r) => r.status === 200).length;
+      assert.equal(passed, 60, `${passed} of 90 passed`);
+      const waits = answers.filter((r) => r.status === 429).map((r) => Number(r.headers.get('retry-after')));
+      assert.equal(waits.length, 30);
+      assert.ok(
+        waits.every((s) => s >= 1 && s <= 2),
+        `Retry-After ${[...new Set(waits)].join(',')}`,
+      );
+      await sleep(Math.max(...waits) * 1000);
+      assert.equal((await call(single, 'GET', '/v1/contacts?limit=1', key)).status, 200, 'passes after Retry-After');
+    } finally {
+      await Promise.all([stopServer(cluster), stopServer(single)]);
+    }
+  });
+});

@@ -1,4 +1,5 @@
-// Rate limits through HTTP: per-key quotas over a one-minute window opened by the key's first request,
+// Rate limits through HTTP: per-key quotas refilled continuously (GCRA: a burst of the quota, then
+// one request per 60/N s),
 // the RateLimit-* headers on every answer (errors included), 429 with Retry-After that does nothing,
 // per-address limits for requests without a valid key, and counts shared through Redis by several
 // server processes (with a per-process fallback when Redis is unreachable).
@@ -85,7 +86,7 @@ const countContacts = async (workspaceId: string) =>
 // ------------------------------------------------------------------------------------------ per key
 
 describe('per-key quota', () => {
-  test('a 5/min key: Remaining 4,3,2,1,0, then 429 with Retry-After; one Reset, one minute after the first request', async () => {
+  test('a 5/min key: Remaining 4,3,2,1,0, then 429 with Retry-After of the next slot (12 s); Reset when the quota is whole again', async () => {
     const ws = await server.workspace({ scopes: ['contacts:read'], rateLimitPerMinute: 5 });
     const firstAt = Date.now();
     const seen: Limits[] = [];
@@ -99,16 +100,12 @@ describe('per-key quota', () => {
       [4, 3, 2, 1, 0],
     );
     assert.ok(seen.every((l) => l.limit === 5));
-    const reset = seen[0]!.reset;
-    assert.ok(
-      seen.every((l) => l.reset === reset),
-      `Reset moved: ${seen.map((l) => l.reset).join(', ')}`,
-    );
-    const resetMs = Date.parse(reset);
-    assert.ok(resetMs > Date.now(), 'Reset is in the future');
+    // Each request pushes the instant the whole quota is back by one interval (60 s / 5).
+    for (let i = 1; i < 5; i++) assert.ok(seen[i]!.resetMs > seen[i - 1]!.resetMs, 'Reset moves on with each request');
+    const resetMs = seen[4]!.resetMs;
     assert.ok(
       resetMs >= firstAt + WINDOW_MS - 1_000 && resetMs <= Date.now() + WINDOW_MS + 1_000,
-      `Reset ${reset} is not one minute after the first request`,
+      `Reset ${seen[4]!.reset} is not about one minute after the burst`,
     );
 
     for (let i = 0; i < 2; i++) {
@@ -116,11 +113,27 @@ describe('per-key quota', () => {
       const retryAfter = assertRateLimited(refused, `refused ${i + 1}`);
       const l = limits(refused);
       assert.equal(l.limit, 5);
-      assert.equal(l.reset, reset, 'Reset is the same on refusals');
-      const expected = Math.ceil((resetMs - Date.now()) / 1000);
-      assert.ok(Math.abs(retryAfter - expected) <= 1, `Retry-After ${retryAfter}, reset in ~${expected} s`);
+      assert.equal(l.resetMs, resetMs, 'a refusal does not move Reset');
+      // The next slot: one interval after the first request of the burst, not the whole window.
+      assert.ok(retryAfter >= 11 && retryAfter <= 12, `Retry-After ${retryAfter}`);
       assert.equal(refused.json.error.request_id, refused.headers.get('x-request-id'));
     }
+  });
+
+  test('a 60/min key: 60 of a 90-request burst pass; the 429 says Retry-After 1, and after waiting it one more passes', async () => {
+    const ws = await server.workspace({ scopes: ['contacts:read'], rateLimitPerMinute: 60 });
+    const statuses = await Promise.all(Array.from({ length: 90 }, () => list(server, ws.key).then((r) => r)));
+    assert.equal(statuses.filter((r) => r.status === 200).length, 60);
+    const refused = statuses.filter((r) => r.status === 429);
+    assert.equal(refused.length, 30);
+    const waits = refused.map((r) => assertRateLimited(r));
+    assert.ok(
+      waits.every((s) => s <= 2),
+      `Retry-After ${waits.join(',')}`,
+    );
+    await sleep(Math.max(...waits) * 1000);
+    assert.equal((await list(server, ws.key)).status, 200, 'the request after Retry-After passes');
+    assertRateLimited(await list(server, ws.key), 'and the one right after it waits again');
   });
 
   test('refusals are recorded in the usage trail as rate_limited', async () => {
@@ -254,7 +267,7 @@ describe('requests without a valid key', () => {
         seen.map((l) => l.remaining),
         [2, 1, 0],
       );
-      assert.ok(seen.every((l) => l.reset === seen[0]!.reset && l.resetMs > Date.now()));
+      assert.ok(seen.every((l, i) => l.resetMs > Date.now() && (i === 0 || l.resetMs > seen[i - 1]!.resetMs)));
 
       const limited = await list(s, issueKey().key);
       assertRateLimited(limited, 'address over quota', 'address_rate_limit_exceeded');
@@ -301,8 +314,12 @@ describe('RedisRateLimitStore', () => {
       );
       assert.ok(seen.every((l) => l.limit === 6));
       assert.ok(seen.every((l) => l.resetMs > Date.now() && l.resetMs <= Date.now() + WINDOW_MS));
-      // The window end is stored in Redis when it opens: both servers report the same instant.
-      assert.equal(new Set(seen.map((l) => l.reset)).size, 1, `one window: ${seen.map((l) => l.reset).join(' ')}`);
+      // One bucket in Redis, on Redis's clock: each request, whichever server took it, moves the
+      // instant the quota is whole again by one interval (10 s for 6/min).
+      for (let i = 1; i < 6; i++) {
+        const step = seen[i]!.resetMs - seen[i - 1]!.resetMs;
+        assert.ok(Math.abs(step - 10_000) <= 50, `one bucket: ${seen.map((l) => l.reset).join(' ')}`);
+      }
 
       assertRateLimited(await list(a, ws.key), 'server a');
       assertRateLimited(await list(b, ws.key), 'server b');

@@ -1,45 +1,75 @@
-// Fixed windows anchored at a bucket's first request: the first hit opens a window of `windowMs`,
-// every hit in it counts, and the count starts again when it closes. One atomic step per request:
-// in process memory by default, or one Lua script round trip in Redis when several processes must
-// share the count.
+// Rate-limit counts as GCRA (the generic cell rate algorithm, a token bucket kept as one number):
+// a bucket of `limit` requests per `windowMs` refills continuously, one request every
+// windowMs / limit. Its state is the theoretical arrival time (TAT): the instant at which the
+// bucket would be full again. A request is allowed when, after adding its own interval, the TAT is
+// at most one window ahead of now. One atomic step per request: in process memory, in PostgreSQL
+// (several processes without Redis) or in one Lua script round trip in Redis.
 import { Redis } from 'ioredis';
+import type { Queryable } from './database.js';
 
-export interface WindowState {
-  /** hits in the current window, this one included */
-  count: number;
-  /** epoch ms when the window closes */
-  resetAtMs: number;
+export interface BucketState {
+  allowed: boolean;
+  /** requests that would pass right now after this one */
+  remaining: number;
+  /** epoch ms when the bucket is full again (all `limit` requests available) */
+  fullAtMs: number;
+  /** when refused: ms until this request would pass */
+  retryAfterMs: number;
 }
 
 export interface RateLimitStore {
-  hit(bucket: string, windowMs: number): Promise<WindowState>;
+  take(bucket: string, limit: number, windowMs: number): Promise<BucketState>;
+  purge?(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** The GCRA step, given the stored TAT (or null for a new bucket) and the clock. */
+export function gcra(
+  storedTat: number | null,
+  now: number,
+  limit: number,
+  windowMs: number,
+): { state: BucketState; tat: number | null } {
+  const interval = windowMs / limit;
+  const tat = Math.max(storedTat ?? now, now);
+  const next = tat + interval;
+  if (next - now <= windowMs + 1e-6) {
+    return {
+      state: {
+        allowed: true,
+        remaining: Math.max(0, Math.floor((windowMs - (next - now)) / interval + 1e-9)),
+        fullAtMs: Math.ceil(next),
+        retryAfterMs: 0,
+      },
+      tat: next,
+    };
+  }
+  return {
+    state: { allowed: false, remaining: 0, fullAtMs: Math.ceil(tat), retryAfterMs: next - windowMs - now },
+    tat: null,
+  };
+}
+
 export class MemoryRateLimitStore implements RateLimitStore {
-  readonly #windows = new Map<string, WindowState>();
+  readonly #tats = new Map<string, number>();
   readonly #sweeper: NodeJS.Timeout;
 
   constructor() {
     this.#sweeper = setInterval(() => {
       const now = Date.now();
-      for (const [bucket, w] of this.#windows) if (w.resetAtMs <= now) this.#windows.delete(bucket);
+      for (const [bucket, tat] of this.#tats) if (tat <= now) this.#tats.delete(bucket);
     }, 30_000);
     this.#sweeper.unref();
   }
 
-  async hit(bucket: string, windowMs: number): Promise<WindowState> {
-    return this.hitNow(bucket, windowMs);
+  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
+    return this.takeNow(bucket, limit, windowMs);
   }
 
-  hitNow(bucket: string, windowMs: number, now = Date.now()): WindowState {
-    let w = this.#windows.get(bucket);
-    if (!w || w.resetAtMs <= now) {
-      w = { count: 0, resetAtMs: now + windowMs };
-      this.#windows.set(bucket, w);
-    }
-    w.count++;
-    return { count: w.count, resetAtMs: w.resetAtMs };
+  takeNow(bucket: string, limit: number, windowMs: number, now = Date.now()): BucketState {
+    const { state, tat } = gcra(this.#tats.get(bucket) ?? null, now, limit, windowMs);
+    if (tat !== null) this.#tats.set(bucket, tat);
+    return state;
   }
 
   async close(): Promise<void> {
@@ -47,21 +77,26 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-// Count the hit; the first hit of a window stores when the window ends (Redis's own clock, so all
-// processes agree) and makes the hash expire then. Returns the count and that end, as epoch ms.
-const HIT_SCRIPT = `
-local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
-local reset = tonumber(redis.call('HGET', KEYS[1], 'reset'))
-if count == 1 or reset == nil then
-  local t = redis.call('TIME')
-  reset = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-  redis.call('HSET', KEYS[1], 'reset', reset)
-  redis.call('PEXPIREAT', KEYS[1], reset)
+// The GCRA step on Redis's own clock (all processes agree); the key expires when the bucket is
+// full again. Returns {allowed, now, tat} with the numbers as strings (Lua would truncate floats).
+const TAKE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local nextTat = tat + interval
+if nextTat - now <= window + 0.000001 then
+  redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now) + 1)
+  return {1, tostring(now), tostring(tat)}
 end
-return {count, reset}
+return {0, tostring(now), tostring(tat)}
 `;
 
-type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> };
+type RedisWithTake = Redis & {
+  rateLimitTake(key: string, interval: number, windowMs: number): Promise<[number, string, string]>;
+};
 
 /**
  * Shared counts in Redis. When Redis cannot answer, the request is counted in this process's memory
@@ -69,22 +104,22 @@ type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promi
  * precision of the count during a Redis outage. The fallback is reported through `onDegraded`.
  */
 export class RedisRateLimitStore implements RateLimitStore {
-  readonly #redis: RedisWithHit;
+  readonly #redis: RedisWithTake;
   readonly #fallback = new MemoryRateLimitStore();
   readonly #onDegraded: (err: Error) => void;
 
   constructor(url: string, onDegraded: (err: Error) => void) {
     const redis = new Redis(url, {
-      keyPrefix: 'wsapi:rl:',
+      keyPrefix: 'wsapi:gcra:',
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       connectTimeout: 2_000,
       commandTimeout: 500,
       lazyConnect: false,
     });
-    redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    redis.defineCommand('rateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     redis.on('error', () => undefined);
-    this.#redis = redis as RedisWithHit;
+    this.#redis = redis as RedisWithTake;
     this.#onDegraded = onDegraded;
   }
 
@@ -92,13 +127,14 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.#redis;
   }
 
-  async hit(bucket: string, windowMs: number): Promise<WindowState> {
+  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
     try {
-      const [count, resetAtMs] = await this.#redis.rateLimitHit(bucket, windowMs);
-      return { count, resetAtMs };
+      const [, now, tat] = await this.#redis.rateLimitTake(bucket, windowMs / limit, windowMs);
+      // The script applied the same step; replaying it here gives the numbers of the answer.
+      return gcra(Number(tat), Number(now), limit, windowMs).state;
     } catch (err) {
       this.#onDegraded(err as Error);
-      return this.#fallback.hitNow(bucket, windowMs);
+      return this.#fallback.takeNow(bucket, limit, windowMs);
     }
   }
 
@@ -127,5 +163,61 @@ export class RedisRateLimitStore implements RateLimitStore {
   async close(): Promise<void> {
     await this.#fallback.close();
     this.#redis.disconnect();
+  }
+}
+
+/**
+ * Shared counts in PostgreSQL, for several processes (or machines) without Redis: one statement
+ * per request on the database's clock, on an UNLOGGED table (a count need not survive a crash).
+ * When the database cannot answer, the request is counted in process memory, as with Redis.
+ */
+export class PostgresRateLimitStore implements RateLimitStore {
+  readonly #db: Queryable;
+  readonly #fallback = new MemoryRateLimitStore();
+
+  constructor(db: Queryable) {
+    this.#db = db;
+  }
+
+  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
+    const interval = windowMs / limit;
+    try {
+      const { rows } = await this.#db.query<{ now_ms: number; prior_tat: number | null; taken: boolean }>(
+        `WITH clock AS (SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS now_ms),
+         taken AS (
+           INSERT INTO rate_limit_buckets AS b (bucket, tat_ms)
+           SELECT $1, now_ms + $2 FROM clock
+           ON CONFLICT (bucket) DO UPDATE SET tat_ms = greatest(b.tat_ms, (SELECT now_ms FROM clock)) + $2
+            WHERE greatest(b.tat_ms, (SELECT now_ms FROM clock)) + $2 - (SELECT now_ms FROM clock) <= $3 + 0.000001
+           RETURNING tat_ms)
+         SELECT (SELECT now_ms FROM clock) AS now_ms,
+                (SELECT tat_ms - $2 FROM taken) AS prior_tat,
+                EXISTS (SELECT 1 FROM taken) AS taken`,
+        [bucket, interval, windowMs],
+        'rate_limit_take',
+      );
+      const row = rows[0]!;
+      if (row.taken) return gcra(row.prior_tat, row.now_ms, limit, windowMs).state;
+      // Refused: the bucket's current TAT gives the exact wait.
+      const { rows: current } = await this.#db.query<{ tat_ms: number }>(
+        'SELECT tat_ms FROM rate_limit_buckets WHERE bucket = $1',
+        [bucket],
+        'rate_limit_peek',
+      );
+      return gcra(current[0]?.tat_ms ?? row.now_ms, row.now_ms, limit, windowMs).state;
+    } catch {
+      return this.#fallback.takeNow(bucket, limit, windowMs);
+    }
+  }
+
+  /** Drops buckets that are full again (nothing to remember); run in the background. */
+  async purge(): Promise<void> {
+    await this.#db.query(
+      'DELETE FROM rate_limit_buckets WHERE tat_ms < extract(epoch FROM clock_timestamp())::float8 * 1000',
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.#fallback.close();
   }
 }

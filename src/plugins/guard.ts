@@ -26,9 +26,15 @@ function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void 
 }
 
 function rateLimited(d: RateLimitDecision, code: 'rate_limit_exceeded' | 'address_rate_limit_exceeded'): ApiError {
+  // The next request passes once Retry-After seconds have gone by (rounded up, never 0).
+  const retryAfter = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
   return new ApiError(code, {
-    retryAfter: Math.max(1, Math.ceil((d.resetAtMs - Date.now()) / 1000)),
-    details: { limit: d.limit, reset_at: new Date(d.resetAtMs).toISOString() },
+    retryAfter,
+    details: {
+      limit: d.limit,
+      retry_at: new Date(Date.now() + retryAfter * 1000).toISOString(),
+      reset_at: new Date(d.resetAtMs).toISOString(),
+    },
   });
 }
 

@@ -1,13 +1,20 @@
-// Per-key (and, before authentication, per-client-address) request quotas over one-minute windows.
+// Per-key (and, before authentication, per-client-address) request quotas: `limit` requests per
+// minute, refilled continuously (GCRA, src/infra/rate-limit-store.ts). A key of N per minute may
+// burst N requests, then gets one every 60/N seconds.
 import type { RateLimitStore } from '../infra/rate-limit-store.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 export interface RateLimitDecision {
   allowed: boolean;
+  /** RateLimit-Limit: the quota, requests per minute */
   limit: number;
+  /** RateLimit-Remaining: requests that would pass right now, after this one */
   remaining: number;
+  /** RateLimit-Reset: when the whole quota is available again */
   resetAtMs: number;
+  /** when refused: ms until this request would pass (Retry-After, rounded up to seconds) */
+  retryAfterMs: number;
 }
 
 export class RateLimiter {
@@ -18,8 +25,13 @@ export class RateLimiter {
   }
 
   async consume(bucket: string, limit: number): Promise<RateLimitDecision> {
-    const { count, resetAtMs } = await this.#store.hit(bucket, RATE_LIMIT_WINDOW_MS);
-    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAtMs };
+    const s = await this.#store.take(bucket, limit, RATE_LIMIT_WINDOW_MS);
+    return { allowed: s.allowed, limit, remaining: s.remaining, resetAtMs: s.fullAtMs, retryAfterMs: s.retryAfterMs };
+  }
+
+  /** Forgets buckets that are full again, where the store keeps them outside this process. */
+  async purge(): Promise<void> {
+    await this.#store.purge?.();
   }
 
   close(): Promise<void> {
