@@ -28,21 +28,22 @@ const COMMON_HEADERS: Json = {
     schema: { type: 'string', pattern: '^req_[A-Za-z0-9_-]+$', maxLength: 64 },
   },
   'RateLimit-Limit': {
-    description: 'Requests allowed per window for this API key.',
+    description: 'The quota: requests per minute of this API key (or, without a valid key, of the client address).',
     schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 },
   },
   'RateLimit-Remaining': {
-    description: 'Requests left in the current window.',
+    description:
+      'Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds).',
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 },
   },
   'RateLimit-Reset': {
-    description: 'When the current window ends (RFC 3339 date-time).',
+    description: 'When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time).',
     schema: { type: 'string', format: 'date-time', maxLength: 35 },
   },
 };
 
 const RETRY_AFTER: Json = {
-  description: 'Seconds to wait before retrying.',
+  description: 'Seconds to wait before retrying: on 429, until the next request passes (rounded up).',
   schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 },
 };
 const LOCATION: Json = {

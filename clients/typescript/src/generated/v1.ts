@@ -155,11 +155,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -241,11 +241,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -293,11 +293,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -345,11 +345,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -397,11 +397,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -449,13 +449,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -503,11 +503,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -555,13 +555,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -626,11 +626,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -695,11 +695,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -747,11 +747,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -799,11 +799,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -851,11 +851,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -903,13 +903,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -957,11 +957,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1009,13 +1009,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1096,11 +1096,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1192,11 +1192,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1244,11 +1244,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1296,11 +1296,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1348,11 +1348,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1400,13 +1400,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1454,11 +1454,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1506,13 +1506,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1608,11 +1608,11 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1687,11 +1687,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1739,11 +1739,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1791,11 +1791,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1843,11 +1843,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1895,13 +1895,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1949,11 +1949,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2001,11 +2001,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2053,11 +2053,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2105,13 +2105,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2159,11 +2159,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2211,13 +2211,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2314,11 +2314,11 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2397,11 +2397,11 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2476,11 +2476,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2528,11 +2528,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2580,11 +2580,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2632,11 +2632,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2684,13 +2684,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2738,11 +2738,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2790,11 +2790,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2842,11 +2842,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2894,13 +2894,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2948,11 +2948,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3000,13 +3000,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3071,11 +3071,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3150,11 +3150,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3202,11 +3202,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3254,11 +3254,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3306,11 +3306,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3358,13 +3358,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3412,11 +3412,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3464,13 +3464,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3570,11 +3570,11 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3649,11 +3649,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3701,11 +3701,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3753,11 +3753,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3805,11 +3805,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3857,13 +3857,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3911,11 +3911,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3963,11 +3963,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4015,11 +4015,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4067,13 +4067,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4121,11 +4121,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4173,13 +4173,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;

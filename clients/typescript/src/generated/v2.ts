@@ -355,11 +355,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -441,11 +441,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -493,11 +493,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -545,11 +545,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -597,11 +597,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -649,13 +649,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -703,11 +703,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -755,13 +755,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -826,11 +826,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -895,11 +895,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -947,11 +947,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -999,11 +999,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1051,11 +1051,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1103,13 +1103,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1157,11 +1157,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1209,13 +1209,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1285,11 +1285,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1377,11 +1377,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1429,11 +1429,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1481,11 +1481,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1533,11 +1533,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1585,13 +1585,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1639,11 +1639,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1691,13 +1691,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1762,11 +1762,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1837,11 +1837,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1889,11 +1889,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1941,11 +1941,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -1993,11 +1993,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2045,13 +2045,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2099,11 +2099,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2151,13 +2151,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2229,11 +2229,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2321,11 +2321,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2373,11 +2373,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2425,11 +2425,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2477,11 +2477,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2529,13 +2529,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2583,11 +2583,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2635,13 +2635,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2706,11 +2706,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2781,11 +2781,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2833,11 +2833,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2885,11 +2885,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2937,11 +2937,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -2989,13 +2989,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3043,11 +3043,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3095,13 +3095,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3182,11 +3182,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3278,11 +3278,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3330,11 +3330,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3382,11 +3382,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3434,11 +3434,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3486,13 +3486,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3540,11 +3540,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3592,13 +3592,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3694,11 +3694,11 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3773,11 +3773,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3825,11 +3825,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3877,11 +3877,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3929,11 +3929,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -3981,13 +3981,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4035,11 +4035,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4087,11 +4087,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4139,11 +4139,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4191,13 +4191,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4245,11 +4245,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4297,13 +4297,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4400,11 +4400,11 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4483,11 +4483,11 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4562,11 +4562,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4614,11 +4614,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4666,11 +4666,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4718,11 +4718,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4770,13 +4770,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4824,11 +4824,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4876,11 +4876,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4928,11 +4928,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -4980,13 +4980,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5034,11 +5034,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5086,13 +5086,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5157,11 +5157,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5236,11 +5236,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5288,11 +5288,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5340,11 +5340,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5392,11 +5392,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5444,13 +5444,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5498,11 +5498,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5550,13 +5550,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5656,11 +5656,11 @@ export interface operations {
         headers: {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5735,11 +5735,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5787,11 +5787,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5839,11 +5839,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5891,11 +5891,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5943,13 +5943,13 @@ export interface operations {
       /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
       409: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -5997,11 +5997,11 @@ export interface operations {
       /** @description Request body too large. */
       413: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6049,11 +6049,11 @@ export interface operations {
       /** @description Request body is not application/json. */
       415: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6101,11 +6101,11 @@ export interface operations {
       /** @description The body breaks its schema or a cross-field rule. */
       422: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6153,13 +6153,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6207,11 +6207,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6259,13 +6259,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6341,11 +6341,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6419,11 +6419,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6471,11 +6471,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6523,11 +6523,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6575,11 +6575,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6627,13 +6627,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6681,11 +6681,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6733,13 +6733,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6819,11 +6819,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6910,11 +6910,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -6962,11 +6962,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7014,11 +7014,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7066,11 +7066,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7118,13 +7118,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7172,11 +7172,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7224,13 +7224,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7302,11 +7302,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7385,11 +7385,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7437,11 +7437,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7489,11 +7489,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7541,11 +7541,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7593,11 +7593,11 @@ export interface operations {
       /** @description events_expired: retention deleted events after this position; resynchronize (docs/sync.md). */
       410: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7645,13 +7645,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7699,11 +7699,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7751,13 +7751,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7816,11 +7816,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7855,11 +7855,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7907,11 +7907,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -7959,11 +7959,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8011,11 +8011,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8063,13 +8063,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8117,11 +8117,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8169,13 +8169,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8244,11 +8244,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8324,11 +8324,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8376,11 +8376,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8428,11 +8428,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8480,11 +8480,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8532,13 +8532,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8586,11 +8586,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8638,13 +8638,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8703,11 +8703,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8760,11 +8760,11 @@ export interface operations {
       /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
       400: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8812,11 +8812,11 @@ export interface operations {
       /** @description Missing, malformed, unknown, expired or revoked API key. */
       401: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8864,11 +8864,11 @@ export interface operations {
       /** @description Workspace suspended, or the key lacks the required scope. */
       403: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8916,11 +8916,11 @@ export interface operations {
       /** @description No such resource in this workspace. */
       404: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -8968,13 +8968,13 @@ export interface operations {
       /** @description Rate limit exceeded; see Retry-After. */
       429: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -9022,11 +9022,11 @@ export interface operations {
       /** @description Unexpected error. */
       500: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
@@ -9074,13 +9074,13 @@ export interface operations {
       /** @description Service temporarily unavailable; see Retry-After. */
       503: {
         headers: {
-          /** @description Requests allowed per window for this API key. */
+          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
           'RateLimit-Limit'?: number;
-          /** @description Requests left in the current window. */
+          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
           'RateLimit-Remaining'?: number;
-          /** @description When the current window ends (RFC 3339 date-time). */
+          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
-          /** @description Seconds to wait before retrying. */
+          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
