@@ -25,7 +25,9 @@ export class RateLimiter {
   }
 
   async consume(bucket: string, limit: number): Promise<RateLimitDecision> {
-    const s = await this.#store.take(bucket, limit, RATE_LIMIT_WINDOW_MS);
+    // A bucket's state means something only at its own rate: one bucket per (subject, quota), so
+    // processes configured with other quotas (or a key whose quota was changed) never share one.
+    const s = await this.#store.take(`${bucket}/${limit}`, limit, RATE_LIMIT_WINDOW_MS);
     return { allowed: s.allowed, limit, remaining: s.remaining, resetAtMs: s.fullAtMs, retryAfterMs: s.retryAfterMs };
   }
 
