@@ -209,13 +209,17 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
     const [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
     try {
       const { key } = await newKey({ rateLimitPerMinute: 60 });
+      const started = Date.now();
       const answers = await Promise.all(
         Array.from({ length: 90 }, (_, i) => call(i % 3 === 0 ? single : cluster, 'GET', '/v1/contacts?limit=1', key)),
       );
+      // The quota refills one request a second: a burst that takes longer than a second on a busy
+      // machine may rightly pass one more per second it took (with per-process counts: all 90).
+      const refilled = Math.floor((Date.now() - started) / 1000);
       const passed = answers.filter((r) => r.status === 200).length;
-      assert.equal(passed, 60, `${passed} of 90 passed`);
+      assert.ok(passed >= 60 && passed <= 60 + refilled, `${passed} of 90 passed in ${Date.now() - started} ms`);
       const waits = answers.filter((r) => r.status === 429).map((r) => Number(r.headers.get('retry-after')));
-      assert.equal(waits.length, 30);
+      assert.equal(waits.length, 90 - passed);
       assert.ok(
         waits.every((s) => s >= 1 && s <= 2),
         `Retry-After ${[...new Set(waits)].join(',')}`,

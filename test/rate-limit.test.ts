@@ -122,10 +122,14 @@ describe('per-key quota', () => {
 
   test('a 60/min key: 60 of a 90-request burst pass; the 429 says Retry-After 1, and after waiting it one more passes', async () => {
     const ws = await server.workspace({ scopes: ['contacts:read'], rateLimitPerMinute: 60 });
+    const started = Date.now();
     const statuses = await Promise.all(Array.from({ length: 90 }, () => list(server, ws.key).then((r) => r)));
-    assert.equal(statuses.filter((r) => r.status === 200).length, 60);
+    // One request a second refills: a burst slower than a second may pass one more per second.
+    const refilled = Math.floor((Date.now() - started) / 1000);
+    const passed = statuses.filter((r) => r.status === 200).length;
+    assert.ok(passed >= 60 && passed <= 60 + refilled, `${passed} of 90 passed in ${Date.now() - started} ms`);
     const refused = statuses.filter((r) => r.status === 429);
-    assert.equal(refused.length, 30);
+    assert.equal(refused.length, 90 - passed);
     const waits = refused.map((r) => assertRateLimited(r));
     assert.ok(
       waits.every((s) => s <= 2),
