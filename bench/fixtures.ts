@@ -3,6 +3,8 @@
 // page of the events feed, and a date window that holds appointments.
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../src/infra/database.js';
+import { instanceSecret } from '../src/app.js';
+import { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { CursorCodec } from '../src/shared/cursor.js';
 import type { Dataset } from './dataset.js';
@@ -54,11 +56,13 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
     deep[0].id,
   ]);
 
-  const { rows: events } = await db.query<{ id: string }>(
-    `SELECT 'evt_' || tx_id || '_' || seq AS id FROM events WHERE workspace_id = $1
-      ORDER BY tx_id DESC, seq DESC OFFSET $2 LIMIT 1`,
+  const { rows: events } = await db.query<{ stamp: string; seq: string }>(
+    `SELECT stamp::text, seq::text FROM events WHERE workspace_id = $1
+      ORDER BY events.stamp DESC, events.seq DESC OFFSET $2 LIMIT 1`,
     [big, EVENTS_LIMIT],
   );
+  // Event ids are encrypted with the installation's secret, which the server shares through the store.
+  const eventIds = new EventIdCodec(await instanceSecret(db, 'event_id_secret'));
   const { rows: ids } = await db.query<{ id: string }>(
     'SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY id LIMIT 1000',
     [big],
@@ -73,7 +77,7 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
     writeKey: await key(dataset.write_workspace_id, ['contacts:write']),
     contactIds: ids.map((r) => r.id),
     deepCursor,
-    lastEventsAfter: events[0]!.id,
+    lastEventsAfter: eventIds.encode(big, [events[0]!.stamp, events[0]!.seq]),
     window: { after: new Date(start).toISOString(), before: new Date(start + 7 * 86_400_000).toISOString() },
   };
 }

@@ -16,12 +16,13 @@ import {
 } from './infra/rate-limit-store.js';
 import { Authenticator } from './modules/api-keys/authenticator.js';
 import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
+import { EventIdCodec } from './modules/events/event-ids.js';
 import { CursorCodec } from './shared/cursor.js';
 import { IdempotencyStore } from './shared/idempotency.js';
 import { RateLimiter, type RateLimitDecision } from './shared/rate-limiter.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
-import errors, { renderError } from './plugins/errors.js';
+import errors, { renderError, routeNotFound } from './plugins/errors.js';
 import { ApiError } from './shared/errors.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
@@ -75,13 +76,16 @@ export async function buildApp(
     // still get the error object and every common header.
     frameworkErrors: (error, request, reply) => {
       void (async () => {
-        reply.header('x-request-id', request.id).header('cache-control', 'no-store');
         await ensureRateLimitHeaders(request, reply);
         const message =
           error.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? 'A path parameter is longer than 512 characters.'
             : 'The URL path is not valid (check its percent-encoding).';
-        renderError(request, reply, new ApiError('invalid_path_parameter', { message }));
+        // Under /docs there are only pages: a path that cannot even be decoded names none.
+        const refusal = request.url.startsWith('/docs/')
+          ? routeNotFound(request)
+          : new ApiError('invalid_path_parameter', { message });
+        renderError(request, reply, refusal);
       })();
     },
   });
@@ -168,6 +172,10 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     usage: new UsageRecorder(db),
     idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
     cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),
+    // Not configurable, unlike the cursor secret: followers keep event ids for as long as they
+    // follow, so this secret must live as long as the store does. Read at first use, so the
+    // service starts (and answers 503) while the store is down.
+    eventIds: once(async () => new EventIdCodec(await instanceSecret(db, 'event_id_secret'))),
     metrics: new Metrics(db),
     redisProbe,
   };
@@ -218,6 +226,7 @@ function answerUnparsableRequest(
           `Content-Length: ${Buffer.byteLength(body)}`,
           `X-Request-Id: ${requestId}`,
           'Cache-Control: no-store',
+          'X-Content-Type-Options: nosniff',
           ...limits,
           'Connection: close',
           '',
@@ -237,8 +246,20 @@ export function encodeExternalIdSlashes(url: string): string {
   return `${match[1]}${match[2]!.replaceAll('/', '%2F')}${match[3] ?? ''}`;
 }
 
+/** `load` run once; run again on the next call if it failed. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () => {
+    pending ??= load().catch((err: unknown) => {
+      pending = null;
+      throw err;
+    });
+    return pending;
+  };
+}
+
 /** A random secret made once per installation and shared by every process through the store. */
-async function instanceSecret(db: Database, name: string): Promise<string> {
+export async function instanceSecret(db: Database, name: string): Promise<string> {
   await db.query('INSERT INTO instance_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
     name,
     randomBytes(32).toString('base64url'),

@@ -4,6 +4,7 @@ import type { Database } from './infra/database.js';
 import type { Metrics } from './infra/metrics.js';
 import type { Authenticator } from './modules/api-keys/authenticator.js';
 import type { UsageRecorder } from './modules/api-keys/usage-recorder.js';
+import type { EventIdCodec } from './modules/events/event-ids.js';
 import type { CursorCodec } from './shared/cursor.js';
 import type { IdempotencyStore } from './shared/idempotency.js';
 import type { RateLimiter } from './shared/rate-limiter.js';
@@ -16,6 +17,8 @@ export interface Services {
   usage: UsageRecorder;
   idempotency: IdempotencyStore;
   cursors: CursorCodec;
+  /** the codec of event ids, once its secret is read from the store */
+  eventIds: () => Promise<EventIdCodec>;
   metrics: Metrics;
   /** Present when a Redis is configured: answers whether it responds. */
   redisProbe: (() => Promise<boolean>) | null;

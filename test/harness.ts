@@ -8,6 +8,7 @@ import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '.
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+import type { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { assertMatchesContract } from './contract.js';
 
 export const STORE: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
@@ -34,6 +35,8 @@ export interface TestServer {
   db: Database;
   built: BuiltApp;
   owner: OwnerContext;
+  /** the server's codec of event ids (tests compare positions through it) */
+  eventIds: EventIdCodec;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   /** A fresh workspace with a key holding `scopes` (all of them by default). */
   workspace(options?: { scopes?: Scope[]; rateLimitPerMinute?: number; timezone?: string }): Promise<TestWorkspace>;
@@ -120,6 +123,7 @@ export async function startTestServer(
     db,
     built,
     owner,
+    eventIds: await built.services.eventIds(),
     request,
     workspace,
     async close() {
@@ -128,6 +132,20 @@ export async function startTestServer(
     },
   };
 }
+
+/**
+ * The feed position (stamp, sequence) an event id of `workspaceId` names, decrypted with the
+ * server's own key: what tests compare to check the feed's order. Fails on anything else.
+ */
+export function eventPosition(server: TestServer, workspaceId: string, id: string): [bigint, bigint] {
+  const parsed = server.eventIds.decode(workspaceId, id);
+  if (parsed?.kind !== 'position') throw new Error(`not an event id of workspace ${workspaceId}: ${id}`);
+  return [BigInt(parsed.position[0]), BigInt(parsed.position[1])];
+}
+
+/** The id of a feed position of `workspaceId`, as the server would issue it. */
+export const eventIdAt = (server: TestServer, workspaceId: string, stamp: bigint, seq: bigint): string =>
+  server.eventIds.encode(workspaceId, [stamp.toString(), seq.toString()]);
 
 export const idem = () => `test-${randomUUID()}`;
 

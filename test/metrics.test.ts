@@ -60,7 +60,6 @@ test('requests, latency, rate limits, idempotency, pool and feed lag are exposed
   assert.equal(value(text, 'wsapi_idempotent_writes_total{outcome="replayed"}'), 1);
   assert.equal(value(text, 'wsapi_idempotent_writes_total{outcome="reused"}'), 1);
   assert.ok(value(text, 'wsapi_db_pool_connections{state="total"}') >= 1);
-  assert.match(text, /^wsapi_events_feed_lag_seconds \d/m);
   assert.match(text, /^wsapi_process_resident_memory_bytes \d/m);
 });
 

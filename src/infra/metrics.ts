@@ -53,23 +53,6 @@ export class Metrics {
         this.set({ state: 'waiting' }, s.waiting);
       },
     });
-    new Gauge({
-      name: 'wsapi_events_feed_lag_seconds',
-      help: 'Age of the newest event readers cannot see yet (its transaction started after an older one still running); 0 when the feed is current.',
-      registers,
-      async collect() {
-        try {
-          const { rows } = await db.query<{ lag: number | null }>(
-            `SELECT extract(epoch FROM (SELECT max(occurred_at) FROM events)
-                                    - (SELECT max(occurred_at) FROM events
-                                        WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())))::float8 AS lag`,
-          );
-          this.set(Math.max(0, rows[0]?.lag ?? 0));
-        } catch {
-          // The store is down: the series keeps its last value; /readyz says why.
-        }
-      },
-    });
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

@@ -19,7 +19,8 @@ export function migrationFiles(): string[] {
     .sort();
 }
 
-export async function migrate(db: Database): Promise<MigrationReport> {
+/** `through`: apply the files up to this one only (tests of a migration over data of the schema before it). */
+export async function migrate(db: Database, options: { through?: string } = {}): Promise<MigrationReport> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.query(
@@ -33,6 +34,7 @@ export async function migrate(db: Database): Promise<MigrationReport> {
     );
     const applied: string[] = [];
     for (const file of migrationFiles()) {
+      if (options.through !== undefined && file > options.through) break;
       if (done.has(file)) continue;
       await tx.exec(readFileSync(MIGRATIONS_DIR + file, 'utf8'));
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);

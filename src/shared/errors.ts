@@ -111,10 +111,12 @@ export class ApiError extends Error {
   readonly details: Record<string, unknown> | undefined;
   /** Seconds, sent as Retry-After (429, 503, 409 in use). */
   readonly retryAfter: number | undefined;
+  /** Sent as WWW-Authenticate (401, and 403 for a missing scope): RFC 6750, 3. */
+  readonly challenge: string | undefined;
 
   constructor(
     code: ErrorCode,
-    options: { message?: string; details?: Record<string, unknown>; retryAfter?: number } = {},
+    options: { message?: string; details?: Record<string, unknown>; retryAfter?: number; challenge?: string } = {},
   ) {
     const def: CodeDefinition = ERROR_CODES[code];
     super(options.message ?? def.message);
@@ -124,6 +126,7 @@ export class ApiError extends Error {
     this.type = def.type;
     this.details = options.details;
     this.retryAfter = options.retryAfter;
+    this.challenge = options.challenge;
   }
 }
 
@@ -138,6 +141,24 @@ export const eventsExpired = (
         ? `Events after this position were deleted (the feed keeps ${retentionDays} days): resynchronize — take GET /v2/events/head, export the lists, then follow the feed from that position.`
         : 'This position is ahead of the end of the feed, so it was not issued by this store (it may come from a store since restored or replaced): resynchronize — take GET /v2/events/head, export the lists, then follow the feed from that position.',
     details: { parameter, retention_days: retentionDays },
+  });
+
+/** The realm of every WWW-Authenticate challenge. */
+const REALM = 'Bearer realm="workspace-api"';
+
+/**
+ * 401: without credentials the challenge names the scheme only; with a bad one, also
+ * error="invalid_token" (RFC 6750, 3.1) — the same for every reason a key is refused.
+ */
+export const invalidApiKey = (presented: boolean): ApiError =>
+  new ApiError('invalid_api_key', { challenge: presented ? `${REALM}, error="invalid_token"` : REALM });
+
+/** 403 for a scope the key lacks, with the scope it needs (RFC 6750, 3.1). */
+export const insufficientScope = (scope: string, message: string, details: Record<string, unknown> = {}): ApiError =>
+  new ApiError('insufficient_scope', {
+    message,
+    details: { required_scope: scope, ...details },
+    challenge: `${REALM}, error="insufficient_scope", scope="${scope}"`,
   });
 
 export const notFound = (what: string) => new ApiError('resource_not_found', { message: `No such ${what}.` });

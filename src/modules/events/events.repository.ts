@@ -1,6 +1,8 @@
-// The events feed in SQL. Visibility stops at the oldest transaction still running, so every event
-// a reader has not seen yet sorts after the ones it has (db/migrations/0002).
+// The events feed in SQL. An event stands at (stamp, seq): the stamp its transaction took from the
+// workspace's sync clock, which it holds until commit, so every event a reader has not seen yet
+// sorts after the ones it has (db/migrations/0009).
 import type { Queryable } from '../../infra/database.js';
+import type { Scope } from '../api-keys/scopes.js';
 import { Appointment } from '../appointments/appointments.schemas.js';
 import { Automation } from '../automations/automations.routes.js';
 import { CatalogItem } from '../catalog/catalog.routes.js';
@@ -8,6 +10,7 @@ import { Contact } from '../contacts/contacts.schemas.js';
 import { Conversation, Message } from '../conversations/conversations.routes.js';
 import { PipelineStage } from '../pipeline/pipeline.routes.js';
 import { Workspace } from '../workspaces/workspace.routes.js';
+import { MAX_SEQ, type EventPosition } from './event-ids.js';
 
 export const RESOURCE_TYPES = [
   'workspace',
@@ -21,18 +24,24 @@ export const RESOURCE_TYPES = [
 ] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
-/** (transaction id, sequence): the position of an event in the feed; both are decimal strings. */
-export type EventPosition = readonly [string, string];
+/**
+ * The scope that reads each resource type on its own routes (spec 4.3): the feed shows a key the
+ * events of exactly the types it may read there, and nothing of the others.
+ */
+export const READ_SCOPE: Record<ResourceType, Scope> = {
+  workspace: 'workspace:read',
+  contact: 'contacts:read',
+  pipeline_stage: 'contacts:read',
+  appointment: 'appointments:read',
+  catalog_item: 'catalog:read',
+  conversation: 'conversations:read',
+  message: 'messages:read',
+  automation: 'automations:read',
+};
 
-const MAX_TX_ID = 2n ** 64n - 1n; // xid8
-const MAX_SEQ = 2n ** 63n - 1n; // bigint
-
-/** The feed position an event id names, or null when it names none (bad shape or out of range). */
-export function parseEventId(id: string): EventPosition | null {
-  const m = /^evt_([0-9]{1,20})_([0-9]{1,20})$/.exec(id);
-  if (!m || BigInt(m[1]!) > MAX_TX_ID || BigInt(m[2]!) > MAX_SEQ) return null;
-  return [m[1]!, m[2]!];
-}
+/** The resource types whose events a key with `scopes` may see, in RESOURCE_TYPES order. */
+export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[] =>
+  RESOURCE_TYPES.filter((t) => scopes.has(READ_SCOPE[t]));
 
 // Second line of defence behind the SQL functions that build event data: whatever they return,
 // only the properties of the resource's public schema are sent.
@@ -48,7 +57,7 @@ const PUBLIC_PROPERTIES: Record<ResourceType, readonly string[]> = {
 };
 
 export interface EventRow {
-  id: string;
+  position: EventPosition;
   type: string;
   resource_type: ResourceType;
   resource_id: string;
@@ -58,17 +67,15 @@ export interface EventRow {
 }
 
 export interface EventFilters {
-  /** comma-separated event types */
-  type?: string | undefined;
-  /** comma-separated resource types */
-  resource_type?: string | undefined;
-  resource_id?: string | undefined;
+  /** only these event types */
+  types?: readonly string[] | undefined;
+  /** only these resource types (undefined: all of them) */
+  resourceTypes?: readonly ResourceType[] | undefined;
+  resourceId?: string | undefined;
 }
 
-/** Largest sequence number: (tx, MAX_SEQ) is the last position of transaction tx. */
+/** The last position of a stamp: (stamp, LAST_SEQ) is after every event of that stamp. */
 const LAST_SEQ = MAX_SEQ.toString();
-
-export const eventId = (position: EventPosition): string => `evt_${position[0]}_${position[1]}`;
 
 export const eventsRepository = {
   async list(
@@ -79,41 +86,67 @@ export const eventsRepository = {
     take: number,
   ): Promise<EventRow[]> {
     const params: unknown[] = [workspaceId];
-    const where = ['workspace_id = $1', 'tx_id < pg_snapshot_xmin(pg_current_snapshot())'];
+    const where = ['workspace_id = $1'];
     let shape = 'events_list';
-    if (f.type !== undefined) {
-      where.push(`type = ANY($${params.push(f.type.split(','))}::text[])`);
+    if (f.types !== undefined) {
+      where.push(`type = ANY($${params.push(f.types)}::text[])`);
       shape += '_t';
     }
-    if (f.resource_type !== undefined) {
-      where.push(`resource_type = ANY($${params.push(f.resource_type.split(','))}::text[])`);
+    if (f.resourceTypes !== undefined) {
+      where.push(`resource_type = ANY($${params.push(f.resourceTypes)}::text[])`);
       shape += '_r';
     }
-    if (f.resource_id !== undefined) {
-      where.push(`resource_id = $${params.push(f.resource_id)}`);
+    if (f.resourceId !== undefined) {
+      where.push(`resource_id = $${params.push(f.resourceId)}`);
       shape += '_i';
     }
     if (after) {
-      where.push(`(tx_id, seq) > ($${params.push(after[0])}::xid8, $${params.push(after[1])}::bigint)`);
+      where.push(`(stamp, seq) > ($${params.push(after[0])}::bigint, $${params.push(after[1])}::bigint)`);
       shape += '_a';
     }
-    const { rows } = await db.query<EventRow>(
-      `SELECT 'evt_' || tx_id || '_' || seq AS id, type, resource_type, resource_id,
+    const { rows } = await db.query<Omit<EventRow, 'position'> & { stamp: string; seq: string }>(
+      `SELECT stamp::text, seq::text, type, resource_type, resource_id,
               api_time(occurred_at) AS occurred_at, request_id, data
          FROM events WHERE ${where.join(' AND ')}
-        ORDER BY events.tx_id, events.seq LIMIT $${params.push(take)}`,
+        ORDER BY events.stamp, events.seq LIMIT $${params.push(take)}`,
       params,
       shape,
     );
-    for (const row of rows) row.data = pick(row.data, PUBLIC_PROPERTIES[row.resource_type] ?? ['id']);
-    return rows;
+    return rows.map(({ stamp, seq, ...row }) => ({
+      ...row,
+      position: [stamp, seq] as const,
+      data: pick(row.data, PUBLIC_PROPERTIES[row.resource_type] ?? ['id']),
+    }));
+  },
+
+  /**
+   * The position an id of the earlier format (evt_<transaction id>_<sequence>) stands for now
+   * (db/migrations/0009), or 'expired' when retention had deleted events after it.
+   */
+  async legacyPosition(
+    db: Queryable,
+    workspaceId: string,
+    txId: string,
+    seq: string,
+  ): Promise<EventPosition | 'expired'> {
+    const { rows } = await db.query<{ expired: boolean; stamp: string | null }>(
+      `SELECT EXISTS (SELECT 1 FROM events_purged
+                       WHERE workspace_id = $1 AND (legacy_tx_id, legacy_seq) > ($2::xid8, $3::bigint)) AS expired,
+              (SELECT stamp::text FROM events_legacy_positions
+                WHERE workspace_id = $1 AND (tx_id, seq) <= ($2::xid8, $3::bigint)
+                ORDER BY tx_id DESC, seq DESC LIMIT 1) AS stamp`,
+      [workspaceId, txId, seq],
+      'events_legacy_position',
+    );
+    const row = rows[0]!;
+    return row.expired ? 'expired' : [row.stamp ?? '0', '0'];
   },
 
   /**
    * Whether the feed can be followed after `position`: 'expired' when retention has deleted an
    * event of this workspace after it (a reader resuming there would silently miss it); 'ahead'
-   * when it names a transaction that has not even started (a position from another store, e.g.
-   * kept across a restore), which would otherwise wait silently for the feed to catch up.
+   * when it lies beyond the workspace's clock (a position from another store, e.g. kept across a
+   * restore), which would otherwise wait silently for the feed to catch up.
    */
   async positionProblem(
     db: Queryable,
@@ -122,8 +155,9 @@ export const eventsRepository = {
   ): Promise<'expired' | 'ahead' | null> {
     const { rows } = await db.query<{ expired: boolean; ahead: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM events_purged
-                       WHERE workspace_id = $1 AND (tx_id, seq) > ($2::xid8, $3::bigint)) AS expired,
-              $2::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead`,
+                       WHERE workspace_id = $1 AND (stamp, seq) > ($2::bigint, $3::bigint)) AS expired,
+              $2::bigint > coalesce((SELECT stamp_position(last_stamp) FROM workspace_clocks
+                                      WHERE workspace_id = $1), 0) AS ahead`,
       [workspaceId, position[0], position[1]],
       'events_position_problem',
     );
@@ -133,16 +167,16 @@ export const eventsRepository = {
 
   /**
    * The feed's current end: every event visible now is at or before it, every later one after it.
-   * Everything not visible yet belongs to a transaction at or above the horizon (see list), so the
-   * last position below the horizon is that end, whether or not an event stands there.
+   * A transaction that has not committed yet holds the clock with a stamp above the committed
+   * one read here, and one that takes the clock later gets a later stamp still.
    */
-  async head(db: Queryable): Promise<EventPosition> {
-    const { rows } = await db.query<{ horizon: string }>(
-      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon',
-      [],
+  async head(db: Queryable, workspaceId: string): Promise<EventPosition> {
+    const { rows } = await db.query<{ stamp: string | null }>(
+      'SELECT stamp_position(last_stamp)::text AS stamp FROM workspace_clocks WHERE workspace_id = $1',
+      [workspaceId],
       'events_head',
     );
-    return [(BigInt(rows[0]!.horizon) - 1n).toString(), LAST_SEQ];
+    return [rows[0]?.stamp ?? '0', LAST_SEQ];
   },
 
   /**
@@ -154,20 +188,20 @@ export const eventsRepository = {
     for (;;) {
       const { rows } = await db.query<{ deleted: string }>(
         `WITH gone AS (
-           DELETE FROM events WHERE (workspace_id, tx_id, seq) IN (
-             SELECT workspace_id, tx_id, seq FROM events
+           DELETE FROM events WHERE (workspace_id, stamp, seq) IN (
+             SELECT workspace_id, stamp, seq FROM events
               WHERE occurred_at < now() - $1::int * interval '1 day' LIMIT $2)
-           RETURNING workspace_id, tx_id, seq
+           RETURNING workspace_id, stamp, seq
          ), latest AS (
-           SELECT DISTINCT ON (workspace_id) workspace_id, tx_id, seq FROM gone
-            ORDER BY workspace_id, tx_id DESC, seq DESC
+           SELECT DISTINCT ON (workspace_id) workspace_id, stamp, seq FROM gone
+            ORDER BY workspace_id, stamp DESC, seq DESC
          ), recorded AS (
-           INSERT INTO events_purged AS p (workspace_id, tx_id, seq)
-           SELECT workspace_id, tx_id, seq FROM latest
+           INSERT INTO events_purged AS p (workspace_id, stamp, seq)
+           SELECT workspace_id, stamp, seq FROM latest
            -- a workspace deleted meanwhile has no feed left to protect
             WHERE EXISTS (SELECT 1 FROM workspaces w WHERE w.id = latest.workspace_id)
-           ON CONFLICT (workspace_id) DO UPDATE SET tx_id = EXCLUDED.tx_id, seq = EXCLUDED.seq, purged_at = now()
-            WHERE (p.tx_id, p.seq) < (EXCLUDED.tx_id, EXCLUDED.seq)
+           ON CONFLICT (workspace_id) DO UPDATE SET stamp = EXCLUDED.stamp, seq = EXCLUDED.seq, purged_at = now()
+            WHERE (p.stamp, p.seq) < (EXCLUDED.stamp, EXCLUDED.seq)
          )
          SELECT count(*)::text AS deleted FROM gone`,
         [days, batchSize],

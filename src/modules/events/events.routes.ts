@@ -1,9 +1,11 @@
 // GET /v2/events: the feed of changes of the workspace, in a stable order that never skips an
-// event (see db/migrations/0002). A reader pages with the cursor; one that reached the end resumes
-// later with ?after=<id of the last event it saw>.
+// event (db/migrations/0009). A reader pages with the cursor; one that reached the end resumes
+// later with ?after=<id of the last event it saw>. A key sees the events of the resource types it
+// may read on their own routes and nothing of the others: not their content, not their ids, not
+// that they happened (its cursors and filters cannot reach them either).
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { ApiError, eventsExpired } from '../../shared/errors.js';
+import { ApiError, eventsExpired, insufficientScope } from '../../shared/errors.js';
 import { paginate } from '../../shared/pagination.js';
 import { feedResponses, readResponses } from '../../shared/responses.js';
 import {
@@ -18,21 +20,32 @@ import {
   StringEnum,
 } from '../../shared/schemas.js';
 import type { RouteOptions } from '../../services.js';
-import { eventId, eventsRepository, parseEventId, RESOURCE_TYPES, type EventPosition } from './events.repository.js';
+import type { Scope } from '../api-keys/scopes.js';
+import { EVENT_ID_PATTERN, type EventIdCodec, type EventPosition } from './event-ids.js';
+import {
+  eventsRepository,
+  READ_SCOPE,
+  readableResourceTypes,
+  RESOURCE_TYPES,
+  type EventRow,
+  type ResourceType,
+} from './events.repository.js';
 
 const RESOURCE_TYPE = `(${RESOURCE_TYPES.join('|')})`;
 const RESOURCE_TYPE_LIST = `^${RESOURCE_TYPE}(,${RESOURCE_TYPE})*$`;
 const EVENT_TYPE = `${RESOURCE_TYPE}\\.(created|updated|deleted)`;
 const EVENT_TYPE_LIST = `^${EVENT_TYPE}(,${EVENT_TYPE})*$`;
-const POSITION = '^evt_[0-9]{1,20}_[0-9]{1,20}$';
+// An event id, or an id of the earlier format evt_<n>_<n> kept by a follower from before.
+const POSITION = '^evt_([A-Za-z0-9_-]{22}|[0-9]{1,20}_[0-9]{1,20})$';
 
 export const Event = Type.Object(
   {
     id: Type.String({
-      pattern: POSITION,
-      maxLength: 45,
-      description: 'Identifier and position of the event in the feed.',
-      examples: ['evt_9412_1873'],
+      pattern: EVENT_ID_PATTERN,
+      maxLength: 26,
+      description:
+        'Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.',
+      examples: ['evt_q2Xc0Lw9RkT1mHb7YpZs4A'],
     }),
     type: Type.String({
       pattern: '^[a-z_]+\\.(created|updated|deleted)$',
@@ -68,21 +81,22 @@ const EventsQuery = Type.Object(
         pattern: POSITION,
         maxLength: 45,
         description:
-          'Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it.',
+          'Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. Ids of the earlier format evt_<n>_<n> are still accepted.',
       }),
     ),
     type: Type.Optional(
       Type.String({
         pattern: EVENT_TYPE_LIST,
         maxLength: 1000,
-        description: 'Only these event types, comma-separated, e.g. contact.created,contact.deleted.',
+        description:
+          'Only these event types, comma-separated, e.g. contact.created,contact.deleted. 403 insufficient_scope for a type the key may not read.',
       }),
     ),
     resource_type: Type.Optional(
       Type.String({
         pattern: RESOURCE_TYPE_LIST,
         maxLength: 200,
-        description: `Only events about these resource types, comma-separated, e.g. contact,appointment. One of: ${RESOURCE_TYPES.join(', ')}.`,
+        description: `Only events about these resource types, comma-separated, e.g. contact,appointment. One of: ${RESOURCE_TYPES.join(', ')}. 403 insufficient_scope for a type the key may not read.`,
       }),
     ),
     resource_id: Type.Optional(
@@ -95,11 +109,11 @@ const EventsQuery = Type.Object(
 const FeedHead = Type.Object(
   {
     position: Type.String({
-      pattern: POSITION,
-      maxLength: 45,
+      pattern: EVENT_ID_PATTERN,
+      maxLength: 26,
       description:
         'The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.',
-      examples: ['evt_9412_9223372036854775807'],
+      examples: ['evt_Vh3kq8XwP0aZr5Ld2NcT7g'],
     }),
     taken_at: { ...DateTime, description: 'When the position was taken.' },
   },
@@ -107,10 +121,42 @@ const FeedHead = Type.Object(
 );
 
 /** A comma-separated filter as a sorted list without repeats; undefined stays undefined. */
-const valueSet = (list: string | undefined): string | undefined =>
-  list === undefined ? undefined : [...new Set(list.split(','))].sort().join(',');
+const valueSet = (list: string | undefined): string[] | undefined =>
+  list === undefined ? undefined : [...new Set(list.split(','))].sort();
+
+/** 403 for a filter that names a resource type the key may not read: it asks for what it may not see. */
+function refuseUnreadable(
+  parameter: 'type' | 'resource_type',
+  resourceTypes: readonly string[] | undefined,
+  readable: readonly ResourceType[],
+): void {
+  const hidden = resourceTypes?.find((t) => !(readable as readonly string[]).includes(t)) as ResourceType | undefined;
+  if (hidden === undefined) return;
+  const scope: Scope = READ_SCOPE[hidden];
+  throw insufficientScope(scope, `Events about ${hidden} need the scope ${scope} besides events:read.`, { parameter });
+}
+
+const toEvent = (codec: EventIdCodec, workspaceId: string, { position, ...row }: EventRow): EventT => ({
+  id: codec.encode(workspaceId, position),
+  ...row,
+});
 
 export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
+  /** The position `after` names in this workspace's feed; 400 when none, 410 when expired. */
+  const startOf = async (ids: EventIdCodec, workspaceId: string, after: string): Promise<EventPosition> => {
+    const parsed = ids.decode(workspaceId, after);
+    if (!parsed) {
+      throw new ApiError('invalid_query_parameter', {
+        message: 'after must be the id of an event of this feed, or a position from GET /v2/events/head.',
+        details: { parameter: 'after' },
+      });
+    }
+    if (parsed.kind === 'position') return parsed.position;
+    const position = await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq);
+    if (position === 'expired') throw eventsExpired(services.config.eventsRetentionDays, 'after', 'expired');
+    return position;
+  };
+
   app.get(
     '/events/head',
     {
@@ -125,9 +171,12 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         response: readResponses({ 200: Single(FeedHead) }),
       },
     },
-    async () => ({
-      data: { position: eventId(await eventsRepository.head(services.db)), taken_at: new Date().toISOString() },
-    }),
+    async (request) => {
+      const { workspaceId } = request.principal!;
+      const ids = await services.eventIds();
+      const position = await eventsRepository.head(services.db, workspaceId);
+      return { data: { position: ids.encode(workspaceId, position), taken_at: new Date().toISOString() } };
+    },
   );
 
   app.get(
@@ -138,47 +187,66 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         operationId: 'listEvents',
         summary: 'List changes (events feed)',
         description:
-          'Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.',
+          'Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.',
         tags: ['Events'],
         querystring: EventsQuery,
         response: feedResponses({ 200: Page(Event) }),
       },
     },
     async (request) => {
-      const { workspaceId } = request.principal!;
+      const { workspaceId, scopes } = request.principal!;
       const { limit = LIMIT_DEFAULT, cursor, after, ...query } = request.query as Static<typeof EventsQuery>;
-      // One spelling per set of values: a cursor is bound to the filters, not to their order.
-      const filters = { ...query, type: valueSet(query.type), resource_type: valueSet(query.resource_type) };
       if (cursor !== undefined && after !== undefined) {
         throw new ApiError('invalid_query_parameter', {
           message: 'Send cursor or after, not both.',
           details: { parameter: 'after' },
         });
       }
-      const start = after === undefined ? null : parseEventId(after);
-      if (after !== undefined && !start) {
-        throw new ApiError('invalid_query_parameter', {
-          message: 'after must be the id of an event of this feed.',
-          details: { parameter: 'after' },
-        });
-      }
+      const readable = readableResourceTypes(scopes);
+      const types = valueSet(query.type);
+      const resourceTypes = valueSet(query.resource_type);
+      refuseUnreadable(
+        'type',
+        types?.map((t) => t.split('.')[0]!),
+        readable,
+      );
+      refuseUnreadable('resource_type', resourceTypes, readable);
+      const filters = {
+        types,
+        // Always within what the key may read; no condition at all when that is everything.
+        resourceTypes: (resourceTypes ?? (readable.length === RESOURCE_TYPES.length ? undefined : readable)) as
+          ResourceType[] | undefined,
+        resourceId: query.resource_id,
+      };
+      const ids = await services.eventIds();
+      const start = after === undefined ? null : await startOf(ids, workspaceId, after);
       return paginate(
         services.cursors,
-        { resource: 'events', workspaceId, filters },
+        // One spelling per set of values, and the key's readable types: a cursor is bound to what
+        // it may show, not to the order of the filters.
+        { resource: 'events', workspaceId, filters: { ...filters, readable } },
         { limit, cursor },
-        async (position: EventPosition | null, take) => {
-          const from = position ?? start;
+        async (cursorKey: readonly [string] | null, take) => {
+          const from = cursorKey ? positionInCursor(ids, workspaceId, cursorKey[0]) : start;
           const events = await eventsRepository.list(services.db, workspaceId, filters, from, take);
           // Checked after reading, in a later snapshot: a purge that removed events before the
           // read is seen here; one after it removed nothing the read returned.
           const problem = from ? await eventsRepository.positionProblem(services.db, workspaceId, from) : null;
           if (problem) {
-            throw eventsExpired(services.config.eventsRetentionDays, position ? 'cursor' : 'after', problem);
+            throw eventsExpired(services.config.eventsRetentionDays, cursorKey ? 'cursor' : 'after', problem);
           }
-          return events;
+          return events.map((e) => toEvent(ids, workspaceId, e));
         },
-        (e) => parseEventId(e.id)!,
+        // The cursor holds the last event's id: as opaque as the id itself.
+        (e) => [e.id] as const,
       );
     },
   );
 };
+
+/** The position of the event id a cursor holds (the cursor's signature already vouched for it). */
+function positionInCursor(ids: EventIdCodec, workspaceId: string, id: string): EventPosition {
+  const parsed = ids.decode(workspaceId, id);
+  if (parsed?.kind !== 'position') throw new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
+  return parsed.position;
+}

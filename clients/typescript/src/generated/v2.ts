@@ -239,7 +239,7 @@ export interface paths {
     };
     /**
      * List changes (events feed)
-     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order. An event becomes visible once every transaction that started before it has ended, so a reader that follows the cursor (or resumes with after=) never misses one. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.
+     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.
      */
     get: operations['listEvents'];
     put?: never;
@@ -7284,11 +7284,11 @@ export interface operations {
         limit?: number;
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
         cursor?: string;
-        /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. */
+        /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. Ids of the earlier format evt_<n>_<n> are still accepted. */
         after?: string;
-        /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. */
+        /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. 403 insufficient_scope for a type the key may not read. */
         type?: string;
-        /** @description Only events about these resource types, comma-separated, e.g. contact,appointment. One of: workspace, contact, pipeline_stage, appointment, catalog_item, conversation, message, automation. */
+        /** @description Only events about these resource types, comma-separated, e.g. contact,appointment. One of: workspace, contact, pipeline_stage, appointment, catalog_item, conversation, message, automation. 403 insufficient_scope for a type the key may not read. */
         resource_type?: string;
         /** @description Only events about this resource. */
         resource_id?: string;
@@ -7318,7 +7318,7 @@ export interface operations {
            *       "data": [
            *         {
            *           "data": {},
-           *           "id": "evt_9412_1873",
+           *           "id": "evt_q2Xc0Lw9RkT1mHb7YpZs4A",
            *           "occurred_at": "2026-11-22T06:05:43.123Z",
            *           "request_id": "string",
            *           "resource_id": "string",
@@ -7340,8 +7340,8 @@ export interface operations {
                 [key: string]: unknown;
               };
               /**
-               * @description Identifier and position of the event in the feed.
-               * @example evt_9412_1873
+               * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+               * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
                */
               id: string;
               /**
@@ -7830,7 +7830,7 @@ export interface operations {
           /**
            * @example {
            *       "data": {
-           *         "position": "evt_9412_9223372036854775807",
+           *         "position": "evt_Vh3kq8XwP0aZr5Ld2NcT7g",
            *         "taken_at": "2026-11-22T06:05:43.123Z"
            *       }
            *     }
@@ -7839,7 +7839,7 @@ export interface operations {
             data: {
               /**
                * @description The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.
-               * @example evt_9412_9223372036854775807
+               * @example evt_Vh3kq8XwP0aZr5Ld2NcT7g
                */
               position: string;
               /**

@@ -1,0 +1,68 @@
+// Event ids: a feed position (the stamp of the event's transaction and its sequence, see
+// db/migrations/0009) encrypted with a key of this installation, so an id says nothing about when
+// or how often anything happened — not in other workspaces, not in groups the key may not read.
+//
+// One AES-128 block (a keyed permutation of 16 bytes, no padding, no IV: the same position always
+// gives the same id) holds the stamp (48 bits, milliseconds until the year 10889), the sequence
+// (48 bits) and 32 bits of the workspace id: an id of another workspace, or any string made up,
+// decrypts to a tag that does not match and is refused like a malformed one.
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+
+/** (stamp in milliseconds, sequence) as decimal strings: where an event stands in its feed. */
+export type EventPosition = readonly [string, string];
+
+export const MAX_STAMP = 2n ** 48n - 1n;
+export const MAX_SEQ = 2n ** 48n - 1n;
+
+/** The documented shape of an event id: "evt_" and 22 base64url characters. */
+export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{22}$';
+/** Ids issued before positions were encrypted (evt_<transaction>_<sequence>), still accepted. */
+const LEGACY_ID = /^evt_([0-9]{1,20})_([0-9]{1,20})$/;
+const MAX_LEGACY_TX = 2n ** 64n - 1n;
+const MAX_LEGACY_SEQ = 2n ** 63n - 1n;
+
+export type ParsedEventId =
+  { kind: 'position'; position: EventPosition } | { kind: 'legacy'; txId: string; seq: string } | null;
+
+export class EventIdCodec {
+  readonly #key: Buffer;
+
+  /** `secret`: the installation's event id secret, kept in the store (never rotated: ids last). */
+  constructor(secret: string) {
+    this.#key = Buffer.from(hkdfSync('sha256', secret, 'workspace-api', 'event ids v1', 16));
+  }
+
+  encode(workspaceId: string, [stamp, seq]: EventPosition): string {
+    const block = Buffer.alloc(16);
+    block.writeUIntBE(Number(stamp), 0, 6);
+    block.writeUIntBE(Number(seq), 6, 6);
+    workspaceTag(workspaceId).copy(block, 12);
+    const cipher = createCipheriv('aes-128-ecb', this.#key, null).setAutoPadding(false);
+    return `evt_${Buffer.concat([cipher.update(block), cipher.final()]).toString('base64url')}`;
+  }
+
+  /** What `id` names in the feed of `workspaceId`, or null when it names nothing there. */
+  decode(workspaceId: string, id: string): ParsedEventId {
+    if (id.length === 26 && id.startsWith('evt_')) {
+      const bytes = Buffer.from(id.slice(4), 'base64url');
+      // base64url decoding forgives stray characters: only an id exactly as issued is one.
+      if (bytes.length === 16 && bytes.toString('base64url') === id.slice(4)) {
+        const decipher = createDecipheriv('aes-128-ecb', this.#key, null).setAutoPadding(false);
+        const block = Buffer.concat([decipher.update(bytes), decipher.final()]);
+        if (block.subarray(12).equals(workspaceTag(workspaceId))) {
+          return { kind: 'position', position: [String(block.readUIntBE(0, 6)), String(block.readUIntBE(6, 6))] };
+        }
+      }
+    }
+    const legacy = LEGACY_ID.exec(id);
+    if (legacy && BigInt(legacy[1]!) <= MAX_LEGACY_TX && BigInt(legacy[2]!) <= MAX_LEGACY_SEQ) {
+      return { kind: 'legacy', txId: legacy[1]!, seq: legacy[2]! };
+    }
+    return null;
+  }
+}
+
+/** The first 4 bytes of the workspace's UUID. */
+function workspaceTag(workspaceId: string): Buffer {
+  return Buffer.from(workspaceId.replaceAll('-', '').slice(0, 8), 'hex');
+}

@@ -1,0 +1,125 @@
+// Event ids issued before positions were encrypted (evt_<transaction id>_<sequence>, with the
+// head position evt_<horizon - 1>_<max>) still resume exactly where they did: db/migrations/0009
+// numbers the events it finds in their old order and keeps the old positions beside the new ones.
+// The test writes a feed on the schema before that migration, reads its ids the old way, migrates,
+// and follows the feed from each of them.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { startTestServer, STORE, type TestServer } from './harness.js';
+
+let db: Database;
+let server: TestServer;
+let workspaceId: string;
+let key: string;
+/** the feed as it was read before the migration, in its order */
+let legacy: { id: string; type: string; resource_id: string }[];
+let oldHead: string;
+
+const OLD_FEED = `SELECT 'evt_' || tx_id || '_' || seq AS id, type, resource_id FROM events
+                   WHERE workspace_id = $1 ORDER BY tx_id, seq`;
+
+before(async () => {
+  if (STORE === 'postgres') {
+    // A database of its own: the migration under test must run over the older schema.
+    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
+    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
+    await admin.query('CREATE DATABASE workspace_api_legacy_ids');
+    await admin.close();
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = '/workspace_api_legacy_ids';
+    db = createPostgresDatabase(url.toString(), 4);
+  } else {
+    db = await createEmbeddedDatabase(null);
+  }
+  await migrate(db, { through: '0008_rate_limit_buckets.sql' });
+  const owner = { db, defaultRateLimitPerMinute: 1_000_000 };
+  workspaceId = (await ownerCommands.createWorkspace(owner, { name: 'legacy', timezone: 'UTC' })).id;
+  const contacts: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO contacts (workspace_id, name, email) VALUES ($1, $2, $3) RETURNING id`,
+      [workspaceId, `Legacy ${i}`, `legacy.${i}@example.com`],
+    );
+    contacts.push(rows[0]!.id);
+  }
+  await db.query(`UPDATE contacts SET status = 'lost' WHERE workspace_id = $1 AND id = $2`, [workspaceId, contacts[1]]);
+  await db.query('DELETE FROM contacts WHERE workspace_id = $1 AND id = $2', [workspaceId, contacts[2]]);
+  legacy = (await db.query<{ id: string; type: string; resource_id: string }>(OLD_FEED, [workspaceId])).rows;
+  const { rows } = await db.query<{ horizon: string }>(
+    'SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon',
+  );
+  oldHead = `evt_${rows[0]!.horizon}_9223372036854775807`;
+
+  await migrate(db);
+  server = await startTestServer({ db });
+  key = (
+    await ownerCommands.createKey(server.owner, {
+      workspaceId,
+      name: 'legacy follower',
+      scopes: ['events:read', 'contacts:read', 'workspace:read'],
+      rateLimitPerMinute: 1_000_000,
+    })
+  ).key;
+});
+
+after(async () => {
+  await server?.close();
+  await db?.close();
+  if (STORE === 'postgres') {
+    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
+    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
+    await admin.close();
+  }
+});
+
+async function follow(after: string): Promise<{ id: string; type: string; resource_id: string }[]> {
+  const r = await server.request('GET', `/v2/events?limit=100&after=${after}`, { key });
+  assert.equal(r.status, 200, r.text);
+  return r.json.data;
+}
+
+const shape = (events: { type: string; resource_id: string }[]) => events.map((e) => `${e.type} ${e.resource_id}`);
+
+test('after= an old id continues right after that event, in the old order', async () => {
+  assert.ok(legacy.length >= 16, `${legacy.length} events before the migration`);
+  const migrated = await follow('evt_0_0');
+  assert.deepEqual(shape(migrated), shape(legacy));
+  for (const e of migrated) assert.match(e.id, /^evt_[A-Za-z0-9_-]{22}$/);
+  for (let i = 0; i < legacy.length; i++) {
+    assert.deepEqual(shape(await follow(legacy[i]!.id)), shape(legacy.slice(i + 1)), `after old id #${i}`);
+  }
+});
+
+test('an old head position, then changes made after the migration: exactly those', async () => {
+  assert.deepEqual(await follow(oldHead), []);
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO contacts (workspace_id, name, email) VALUES ($1, 'New', 'new@example.com') RETURNING id`,
+    [workspaceId],
+  );
+  assert.deepEqual(shape(await follow(oldHead)), [`contact.created ${rows[0]!.id}`]);
+  assert.deepEqual(shape(await follow(legacy.at(-1)!.id)), [`contact.created ${rows[0]!.id}`]);
+});
+
+test('an old position before what retention had deleted before the migration is 410', async () => {
+  // What purgeOlderThan recorded, on the schema before, for a purge up to the third event.
+  const [tx, seq] = /^evt_(\d+)_(\d+)$/.exec(legacy[2]!.id)!.slice(1);
+  await db.query('UPDATE events_purged SET legacy_tx_id = $2::xid8, legacy_seq = $3 WHERE workspace_id = $1', [
+    workspaceId,
+    tx,
+    seq,
+  ]);
+  await db.query(
+    `INSERT INTO events_purged (workspace_id, legacy_tx_id, legacy_seq) SELECT $1, $2::xid8, $3
+      WHERE NOT EXISTS (SELECT 1 FROM events_purged WHERE workspace_id = $1)`,
+    [workspaceId, tx, seq],
+  );
+  for (const expired of ['evt_0_0', legacy[0]!.id, legacy[1]!.id]) {
+    const r = await server.request('GET', `/v2/events?after=${expired}`, { key });
+    assert.equal(r.status, 410, `${expired}: ${r.text}`);
+    assert.equal(r.json.error.code, 'events_expired');
+  }
+  assert.equal((await server.request('GET', `/v2/events?after=${legacy[2]!.id}`, { key })).status, 200);
+});
