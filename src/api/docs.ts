@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { routeNotFound } from '../plugins/errors.js';
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Every route of the page is public: the page holds no data, only the published documents.
@@ -36,4 +37,12 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     },
     staticCSP: true,
   });
+  // Any other path or method under /docs names no page: 404 for everyone, key or not (the page
+  // and its files are public, so what is not among them is simply absent, not forbidden).
+  const notAPage = async (request: Parameters<typeof routeNotFound>[0]) => {
+    throw routeNotFound(request);
+  };
+  const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+  app.route({ method: ['GET', ...OTHER_METHODS], url: '/docs/*', handler: notAPage });
+  app.route({ method: [...OTHER_METHODS], url: '/docs', handler: notAPage });
 }

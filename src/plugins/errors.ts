@@ -13,8 +13,12 @@ type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
 
 export function renderError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   // Also set here: an error can be raised before the hook that sets them has run.
-  reply.header('x-request-id', request.id).header('cache-control', 'no-store');
+  reply
+    .header('x-request-id', request.id)
+    .header('cache-control', 'no-store')
+    .header('x-content-type-options', 'nosniff');
   if (err.retryAfter !== undefined) reply.header('retry-after', err.retryAfter);
+  if (err.challenge !== undefined) reply.header('www-authenticate', err.challenge);
   const error: Record<string, unknown> = {
     type: err.type,
     code: err.code,
@@ -38,8 +42,11 @@ export default fp<ErrorsOptions>(
     app.setErrorHandler(async (raw: FastifyError, request, reply) => {
       // A request that matched no route is a 404 whatever else is wrong with it (a body method
       // without a body, say): its answer must not depend on how we would have parsed it.
+      // A static file path that leaves its folder (/docs/static/../../x) names no page: 404.
       const err =
-        request.is404 && !(raw instanceof ApiError) ? routeNotFound(request) : toApiError(raw, request.method);
+        (request.is404 && !(raw instanceof ApiError)) || raw.code === 'FST_STATIC_FORBIDDEN_PATH'
+          ? routeNotFound(request)
+          : toApiError(raw, request.method);
       if (err.status >= 500) {
         // Only what identifies the failure: driver messages and error properties can carry the
         // statement's parameters, which are a tenant's data.
@@ -57,7 +64,7 @@ export default fp<ErrorsOptions>(
   { name: 'errors' },
 );
 
-function routeNotFound(request: FastifyRequest): ApiError {
+export function routeNotFound(request: FastifyRequest): ApiError {
   return new ApiError('route_not_found', {
     message: `No operation ${request.method} ${shortPath(request.url)}. The interface descriptions are at /v1/openapi.json and /v2/openapi.json.`,
   });

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
 import type { Metrics } from '../infra/metrics.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
 import type { RateLimitDecision, RateLimiter } from '../shared/rate-limiter.js';
 import './types.js';
 
@@ -67,7 +67,7 @@ export default fp<GuardOptions>(
       const outcome = await opts.authenticator.authenticate(request.headers.authorization);
       if (!outcome.ok) {
         await limitByAddress(request.ip, reply);
-        throw new ApiError('invalid_api_key');
+        throw invalidApiKey(request.headers.authorization !== undefined);
       }
       const principal = outcome.principal;
       request.principal = principal;
@@ -83,10 +83,7 @@ export default fp<GuardOptions>(
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.
       if (config.scope && !principal.scopes.has(config.scope)) {
-        throw new ApiError('insufficient_scope', {
-          message: `This operation requires the scope ${config.scope}.`,
-          details: { required_scope: config.scope },
-        });
+        throw insufficientScope(config.scope, `This operation requires the scope ${config.scope}.`);
       }
     });
 

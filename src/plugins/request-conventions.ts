@@ -1,6 +1,8 @@
 // Conventions of every response and every JSON write: the request id header, no caching of API
-// answers, JSON as the only request body format, and the Idempotency-Key header on writes
-// (checked before the body, so a write without a key is refused the same way whatever its body).
+// answers, no content sniffing, JSON in UTF-8 as the only request body format, and the
+// Idempotency-Key header on writes (checked before the body, so a write without a key is refused
+// the same way whatever its body).
+import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/errors.js';
@@ -15,11 +17,24 @@ export function isJsonContentType(request: FastifyRequest): boolean {
   return type === 'application/json';
 }
 
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Whether a parsed JSON value holds, in a key or a string, a surrogate that is not half of a pair. */
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
+  }
+  return false;
+}
+
 export default fp(
   async function requestConventions(app: FastifyInstance) {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('x-request-id', request.id);
       reply.header('cache-control', 'no-store');
+      reply.header('x-content-type-options', 'nosniff');
       // HTTP/1.1 requires Host (RFC 9112, 3.2); refused here rather than by Node, so the answer
       // has the error object and every header of the contract.
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
@@ -32,9 +47,29 @@ export default fp(
       }
     });
 
-    // Only JSON bodies are accepted; any other media type is a 415 before the body is read.
+    // Only JSON bodies are accepted; any other media type is a 415 before the body is read. JSON is
+    // UTF-8 (RFC 8259, 8.1) without lone surrogates (I-JSON, RFC 7493): a body that breaks either
+    // is refused, rather than stored with U+FFFD in place of what the client sent.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+    const parseJson = app.getDefaultJsonParser('error', 'error');
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+      if (!isUtf8(body)) {
+        done(new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.' }), undefined);
+        return;
+      }
+      void parseJson(request, body.toString('utf8'), (err, value) => {
+        if (!err && hasLoneSurrogate(value)) {
+          done(
+            new ApiError('invalid_json', {
+              message: 'The request body holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair).',
+            }),
+            undefined,
+          );
+          return;
+        }
+        done(err, value);
+      });
+    });
 
     // Integers in a query string are written in decimal digits: the validator's number coercion
     // would also take 0x10, 1e1, +5 or " 1", which no client means as a page size.
