@@ -95,41 +95,54 @@ export class Authenticator {
     const parsed = presented ? parseKey(presented) : null;
     if (!parsed) return { ok: false };
 
-    const entry = await this.#lookup(parsed.id);
     const digest = digestSecret(parsed.secret);
-    const matches = timingSafeEqual(digest, entry.credential ? entry.secretSha256 : DUMMY_DIGEST);
-    const c = entry.credential;
-    if (!c || !matches || c.revoked || (c.expires_at_ms !== null && c.expires_at_ms <= Date.now())) {
-      return { ok: false };
-    }
-    return {
-      ok: true,
-      principal: {
-        keyId: c.id,
-        workspaceId: c.workspace_id,
-        scopes: new Set(c.scopes),
-        rateLimitPerMinute: c.rate_limit_per_minute,
-        quotaId: c.lineage_id,
-        workspaceSuspended: c.workspace_status !== 'active',
-      },
-    };
+    const cached = this.#cached(parsed.id);
+    // Only a success is answered from the cache. Every refusal costs one database read and one
+    // digest comparison, whatever its reason (unknown id, wrong secret, revoked, expired), so its
+    // timing cannot tell whether a key id exists (docs/security.md).
+    if (cached && isUsable(cached, digest)) return { ok: true, principal: principalOf(cached.credential!) };
+    const entry = await this.#fetch(parsed.id);
+    if (!isUsable(entry, digest)) return { ok: false };
+    const c = entry.credential!;
+    return { ok: true, principal: principalOf(c) };
   }
 
-  async #lookup(id: string): Promise<CacheEntry> {
-    const now = Date.now();
+  #cached(id: string): CacheEntry | null {
     const cached = this.#cache.get(id);
-    if (cached && this.#cacheTrusted && now - cached.fetchedAt < this.#ttlMs) return cached;
+    return cached && this.#cacheTrusted && Date.now() - cached.fetchedAt < this.#ttlMs ? cached : null;
+  }
+
+  async #fetch(id: string): Promise<CacheEntry> {
     const generation = this.#generation;
     const credential = await apiKeysRepository.credential(this.#db, id);
     const entry: CacheEntry = {
       credential,
       secretSha256: credential ? Buffer.from(credential.secret_sha256) : DUMMY_DIGEST,
-      fetchedAt: now,
+      fetchedAt: Date.now(),
     };
     // Unknown ids are not cached: random ids would otherwise fill the memory.
     if (credential && this.#cacheTrusted && generation === this.#generation) this.#cache.set(id, entry);
+    else this.#cache.delete(id);
     return entry;
   }
+}
+
+/** Whether the entry is a live key whose secret has `digest` (compared in constant time). */
+function isUsable(entry: CacheEntry, digest: Buffer): boolean {
+  const matches = timingSafeEqual(digest, entry.secretSha256);
+  const c = entry.credential;
+  return !!c && matches && !c.revoked && (c.expires_at_ms === null || c.expires_at_ms > Date.now());
+}
+
+function principalOf(c: KeyCredentialRow): Principal {
+  return {
+    keyId: c.id,
+    workspaceId: c.workspace_id,
+    scopes: new Set(c.scopes),
+    rateLimitPerMinute: c.rate_limit_per_minute,
+    quotaId: c.lineage_id,
+    workspaceSuspended: c.workspace_status !== 'active',
+  };
 }
 
 function bearerToken(header: string | undefined): string | null {
