@@ -22,6 +22,16 @@ const TAGS: { name: string; description: string }[] = [
 
 type Json = Record<string, unknown>;
 
+const NO_SNIFF: Json = {
+  description: 'Always nosniff: the body is what Content-Type says.',
+  schema: { type: 'string', enum: ['nosniff'] },
+};
+const CHALLENGE: Json = {
+  description:
+    'RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope).',
+  schema: { type: 'string', maxLength: 200 },
+};
+
 const COMMON_HEADERS: Json = {
   'X-Request-Id': {
     description: 'Identifier of this request; equals error.request_id on errors.',
@@ -40,6 +50,7 @@ const COMMON_HEADERS: Json = {
     description: 'When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time).',
     schema: { type: 'string', format: 'date-time', maxLength: 35 },
   },
+  'X-Content-Type-Options': NO_SNIFF,
 };
 
 const RETRY_AFTER: Json = {
@@ -170,6 +181,7 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
           for (const [status, response] of Object.entries(responses)) {
             const headers: Json = { ...COMMON_HEADERS, ...((response.headers as Json | undefined) ?? {}) };
             if (['429', '503', '409'].includes(status)) headers['Retry-After'] = RETRY_AFTER;
+            if (['401', '403'].includes(status)) headers['WWW-Authenticate'] = CHALLENGE;
             if (isWrite && status.startsWith('2')) headers['Idempotent-Replayed'] = REPLAYED;
             if (isWrite && status === '201') headers.Location = LOCATION;
             response.headers = headers;

@@ -161,6 +161,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -247,6 +249,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -299,6 +303,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -351,6 +359,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -403,6 +415,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -457,6 +471,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -509,6 +525,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -563,6 +581,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -632,6 +652,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -701,6 +723,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -753,6 +777,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -805,6 +833,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -857,6 +889,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -911,6 +945,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -963,6 +999,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1017,6 +1055,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1102,6 +1142,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1198,6 +1240,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1250,6 +1294,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1302,6 +1350,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1354,6 +1406,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1408,6 +1462,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1460,6 +1516,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1514,6 +1572,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1614,6 +1674,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1693,6 +1755,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1745,6 +1809,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1797,6 +1865,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1849,6 +1921,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1903,6 +1977,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1955,6 +2031,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2007,6 +2085,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2059,6 +2139,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2113,6 +2195,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2165,6 +2249,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2219,6 +2305,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2320,6 +2408,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2403,6 +2493,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2482,6 +2574,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2534,6 +2628,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2586,6 +2684,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2638,6 +2740,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2692,6 +2796,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2744,6 +2850,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2796,6 +2904,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2848,6 +2958,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2902,6 +3014,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2954,6 +3068,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3008,6 +3124,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3077,6 +3195,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3156,6 +3276,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3208,6 +3330,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3260,6 +3386,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3312,6 +3442,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3366,6 +3498,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3418,6 +3552,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3472,6 +3608,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3576,6 +3714,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3655,6 +3795,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3707,6 +3849,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3759,6 +3905,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3811,6 +3961,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3865,6 +4017,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3917,6 +4071,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3969,6 +4125,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4021,6 +4179,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4075,6 +4235,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4127,6 +4289,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4181,6 +4345,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;

@@ -361,6 +361,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -447,6 +449,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -499,6 +503,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -551,6 +559,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -603,6 +615,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -657,6 +671,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -709,6 +725,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -763,6 +781,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -832,6 +852,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -901,6 +923,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -953,6 +977,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1005,6 +1033,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1057,6 +1089,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1111,6 +1145,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1163,6 +1199,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1217,6 +1255,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1291,6 +1331,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1383,6 +1425,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1435,6 +1479,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1487,6 +1535,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1539,6 +1591,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1593,6 +1647,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1645,6 +1701,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1699,6 +1757,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1768,6 +1828,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1843,6 +1905,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1895,6 +1959,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1947,6 +2015,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -1999,6 +2071,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2053,6 +2127,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2105,6 +2181,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2159,6 +2237,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2235,6 +2315,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2327,6 +2409,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2379,6 +2463,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2431,6 +2519,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2483,6 +2575,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2537,6 +2631,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2589,6 +2685,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2643,6 +2741,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2712,6 +2812,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2787,6 +2889,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2839,6 +2943,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2891,6 +2999,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2943,6 +3055,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -2997,6 +3111,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3049,6 +3165,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3103,6 +3221,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3188,6 +3308,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3284,6 +3406,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3336,6 +3460,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3388,6 +3516,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3440,6 +3572,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3494,6 +3628,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3546,6 +3682,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3600,6 +3738,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3700,6 +3840,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3779,6 +3921,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3831,6 +3975,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3883,6 +4031,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3935,6 +4087,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -3989,6 +4143,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4041,6 +4197,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4093,6 +4251,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4145,6 +4305,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4199,6 +4361,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4251,6 +4415,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4305,6 +4471,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4406,6 +4574,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4489,6 +4659,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4568,6 +4740,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4620,6 +4794,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4672,6 +4850,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4724,6 +4906,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4778,6 +4962,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4830,6 +5016,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4882,6 +5070,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4934,6 +5124,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -4988,6 +5180,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5040,6 +5234,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5094,6 +5290,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5163,6 +5361,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5242,6 +5442,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5294,6 +5496,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5346,6 +5552,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5398,6 +5608,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5452,6 +5664,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5504,6 +5718,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5558,6 +5774,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5662,6 +5880,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5741,6 +5961,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5793,6 +6015,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5845,6 +6071,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5897,6 +6127,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -5951,6 +6183,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6003,6 +6237,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6055,6 +6291,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6107,6 +6345,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6161,6 +6401,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6213,6 +6455,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6267,6 +6511,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6347,6 +6593,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6425,6 +6673,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6477,6 +6727,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6529,6 +6783,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6581,6 +6839,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6635,6 +6895,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6687,6 +6949,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6741,6 +7005,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6825,6 +7091,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6916,6 +7184,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -6968,6 +7238,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7020,6 +7294,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7072,6 +7350,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7126,6 +7406,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7178,6 +7460,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7232,6 +7516,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7308,6 +7594,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7391,6 +7679,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7443,6 +7733,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7495,6 +7789,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7547,6 +7845,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7599,6 +7899,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7653,6 +7955,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7705,6 +8009,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7759,6 +8065,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7822,6 +8130,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7861,6 +8171,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7913,6 +8225,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -7965,6 +8281,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8017,6 +8337,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8071,6 +8393,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8123,6 +8447,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8177,6 +8503,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8250,6 +8578,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8330,6 +8660,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8382,6 +8714,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8434,6 +8770,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8486,6 +8826,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8540,6 +8882,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8592,6 +8936,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8646,6 +8992,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8709,6 +9057,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8766,6 +9116,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8818,6 +9170,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8870,6 +9226,10 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+          'WWW-Authenticate'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8922,6 +9282,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -8976,6 +9338,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -9028,6 +9392,8 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
           'RateLimit-Reset'?: string;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
@@ -9082,6 +9448,8 @@ export interface operations {
           'RateLimit-Reset'?: string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
+          /** @description Always nosniff: the body is what Content-Type says. */
+          'X-Content-Type-Options'?: 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
           'X-Request-Id'?: string;
           [name: string]: unknown;
