@@ -10,6 +10,7 @@ const headers = (extra: Record<string, string> = {}) =>
     'ratelimit-limit': '600',
     'ratelimit-remaining': '599',
     'ratelimit-reset': '2026-11-22T06:05:43.123Z',
+    'x-content-type-options': 'nosniff',
     ...extra,
   });
 
