@@ -17,6 +17,8 @@ let key: string;
 /** the feed as it was read before the migration, in its order */
 let legacy: { id: string; type: string; resource_id: string }[];
 let oldHead: string;
+/** a second workspace whose feed retention had cut before the migration, at its second event */
+let purgedWorkspace: { id: string; key: string; legacy: string[] };
 
 const OLD_FEED = `SELECT 'evt_' || tx_id || '_' || seq AS id, type, resource_id FROM events
                    WHERE workspace_id = $1 ORDER BY tx_id, seq`;
@@ -53,8 +55,26 @@ before(async () => {
   );
   oldHead = `evt_${rows[0]!.horizon}_9223372036854775807`;
 
+  const purgedId = (await ownerCommands.createWorkspace(owner, { name: 'legacy purged', timezone: 'UTC' })).id;
+  const purgedLegacy = (await db.query<{ id: string }>(OLD_FEED, [purgedId])).rows.map((r) => r.id);
+  // What purgeOlderThan recorded on the schema before, for a purge up to the second event.
+  const [tx, seq] = /^evt_(\d+)_(\d+)$/.exec(purgedLegacy[1]!)!.slice(1);
+  await db.query('INSERT INTO events_purged (workspace_id, tx_id, seq) VALUES ($1, $2::xid8, $3)', [purgedId, tx, seq]);
+
   await migrate(db);
   server = await startTestServer({ db });
+  purgedWorkspace = {
+    id: purgedId,
+    legacy: purgedLegacy,
+    key: (
+      await ownerCommands.createKey(server.owner, {
+        workspaceId: purgedId,
+        name: 'legacy follower',
+        scopes: ['events:read', 'contacts:read'],
+        rateLimitPerMinute: 1_000_000,
+      })
+    ).key,
+  };
   key = (
     await ownerCommands.createKey(server.owner, {
       workspaceId,
@@ -103,23 +123,17 @@ test('an old head position, then changes made after the migration: exactly those
   assert.deepEqual(shape(await follow(legacy.at(-1)!.id)), [`contact.created ${rows[0]!.id}`]);
 });
 
-test('an old position before what retention had deleted before the migration is 410', async () => {
-  // What purgeOlderThan recorded, on the schema before, for a purge up to the third event.
-  const [tx, seq] = /^evt_(\d+)_(\d+)$/.exec(legacy[2]!.id)!.slice(1);
-  await db.query('UPDATE events_purged SET legacy_tx_id = $2::xid8, legacy_seq = $3 WHERE workspace_id = $1', [
-    workspaceId,
-    tx,
-    seq,
-  ]);
-  await db.query(
-    `INSERT INTO events_purged (workspace_id, legacy_tx_id, legacy_seq) SELECT $1, $2::xid8, $3
-      WHERE NOT EXISTS (SELECT 1 FROM events_purged WHERE workspace_id = $1)`,
-    [workspaceId, tx, seq],
-  );
-  for (const expired of ['evt_0_0', legacy[0]!.id, legacy[1]!.id]) {
-    const r = await server.request('GET', `/v2/events?after=${expired}`, { key });
-    assert.equal(r.status, 410, `${expired}: ${r.text}`);
-    assert.equal(r.json.error.code, 'events_expired');
+test('an old position before what retention had deleted before the migration is 410, for every kind of reader', async () => {
+  const { key, legacy: ids } = purgedWorkspace;
+  assert.ok(ids.length >= 4);
+  for (const expired of ['evt_0_0', ids[0]!]) {
+    for (const query of ['', '&resource_type=contact', '&type=pipeline_stage.created']) {
+      const r = await server.request('GET', `/v2/events?after=${expired}${query}`, { key });
+      assert.equal(r.status, 410, `${expired}${query}: ${r.text}`);
+      assert.equal(r.json.error.code, 'events_expired');
+    }
   }
-  assert.equal((await server.request('GET', `/v2/events?after=${legacy[2]!.id}`, { key })).status, 200);
+  const r = await server.request('GET', `/v2/events?limit=100&after=${ids[1]}`, { key });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.data.length, ids.length - 2);
 });

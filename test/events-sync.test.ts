@@ -185,6 +185,31 @@ describe('410 events_expired: no silent gap after retention', () => {
     assert.deepEqual(await feed(other, ''), otherEvents);
   });
 
+  test('a reader is told 410 only for events of the types it reads: a purge of others is none of its business', async () => {
+    const w = await fresh();
+    const contactsOnly = (await w.newKey(['events:read', 'contacts:read'], { rateLimitPerMinute: 1_000_000 })).key;
+    const all = await head(w);
+    const position = (await server.request('GET', '/v2/events/head', { key: contactsOnly })).json.data
+      .position as string;
+    // A catalog item is created, then only its event ages past retention and is purged.
+    await server.db.query(`INSERT INTO catalog_items (workspace_id, kind, name) VALUES ($1, 'product', 'Gone')`, [
+      w.id,
+    ]);
+    await server.db.query(
+      `UPDATE events SET occurred_at = occurred_at - interval '31 days'
+        WHERE workspace_id = $1 AND resource_type = 'catalog_item'`,
+      [w.id],
+    );
+    assert.ok((await eventsRepository.purgeOlderThan(server.db, 30)) > 0);
+    const asContacts = await server.request('GET', `/v2/events?after=${position}`, { key: contactsOnly });
+    assert.equal(asContacts.status, 200, asContacts.text);
+    for (const query of [`after=${all}`, `after=${all}&resource_type=catalog_item`]) {
+      const r = await get(w, `/v2/events?${query}`);
+      assert.equal(r.status, 410, `${query}: ${r.text}`);
+    }
+    assert.equal((await get(w, `/v2/events?after=${all}&resource_type=contact`)).status, 200);
+  });
+
   test('without after= or a cursor the feed starts at what retention kept', async () => {
     const w = await fresh();
     await createContact(w);

@@ -337,14 +337,16 @@ describe('events of writes made outside the API', () => {
         [w.id, contact.id, other.id],
       )
     ).rows.map((r) => r.id);
-    const messages = (
-      await server.db.query<{ id: string }>(
+    const inserted = (
+      await server.db.query<{ id: string; conversation_id: string }>(
         `INSERT INTO messages (workspace_id, conversation_id, contact_id, direction, text)
          SELECT $1, c, $2, 'inbound', 'hello ' || g FROM unnest($3::uuid[]) AS c, generate_series(1, 2) AS g
-         RETURNING id`,
+         RETURNING id, conversation_id`,
         [w.id, contact.id, conversations.slice(0, 2)],
       )
-    ).rows.map((r) => r.id);
+    ).rows;
+    const messages = inserted.map((r) => r.id);
+    const messagesOf = new Map(inserted.map((r) => [r.id, r.conversation_id]));
     const otherMessage = (
       await server.db.query<{ id: string }>(
         `INSERT INTO messages (workspace_id, conversation_id, contact_id, direction, text)
@@ -391,6 +393,19 @@ describe('events of writes made outside the API', () => {
       assert.deepEqual(e.data, await publicView(w, 'appointment', e.resource_id));
     }
     assert.equal(events.length, 1 + 2 + 4 + 2, events.map((e) => e.type).join());
+    // Children first, as a mirror with the same foreign keys must apply them: each conversation's
+    // messages before it, the conversations and the detached appointments before the contact.
+    assert.equal(events.at(-1).type, 'contact.deleted');
+    for (const conversation of conversations.slice(0, 2)) {
+      const index = events.findIndex((e) => e.type === 'conversation.deleted' && e.resource_id === conversation);
+      assert.ok(index > 0);
+      const messageIndexes = events
+        .map((e, i) => (e.type === 'message.deleted' && messagesOf.get(e.resource_id) === conversation ? i : -1))
+        .filter((i) => i >= 0);
+      assert.equal(messageIndexes.length, 2);
+      for (const i of messageIndexes) assert.ok(i < index, `a message of ${conversation} after it`);
+    }
+    for (const e of byType('appointment.updated')) assert.ok(events.indexOf(e) < events.length - 1);
     for (const e of events) assert.equal(e.request_id, null, e.type);
     // one statement, one transaction
     assert.equal(new Set(events.map((e) => position(e.id)[0])).size, 1);

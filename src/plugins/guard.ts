@@ -67,7 +67,8 @@ export default fp<GuardOptions>(
       const outcome = await opts.authenticator.authenticate(request.headers.authorization);
       if (!outcome.ok) {
         await limitByAddress(request.ip, reply);
-        throw invalidApiKey(request.headers.authorization !== undefined);
+        // RFC 6750, 3.1: the error code only when a bearer token was actually presented.
+        throw invalidApiKey(/^bearer\s/i.test(request.headers.authorization ?? ''));
       }
       const principal = outcome.principal;
       request.principal = principal;

@@ -147,7 +147,7 @@ export const eventsExpired = (
 const REALM = 'Bearer realm="workspace-api"';
 
 /**
- * 401: without credentials the challenge names the scheme only; with a bad one, also
+ * 401: without a bearer token the challenge names the scheme only; with a bad one, also
  * error="invalid_token" (RFC 6750, 3.1) — the same for every reason a key is refused.
  */
 export const invalidApiKey = (presented: boolean): ApiError =>

@@ -75,8 +75,9 @@ export class IdempotencyStore {
         request_sha256: Uint8Array;
         status_code: number;
         response_body: string;
+        erased: boolean;
       }>(
-        `SELECT request_sha256, status_code, response_body FROM idempotency_keys
+        `SELECT request_sha256, status_code, response_body, erased FROM idempotency_keys
           WHERE workspace_id = $1 AND key = $2 AND expires_at > now()`,
         [request.workspaceId, request.key],
         'idem_find',
@@ -84,6 +85,14 @@ export class IdempotencyStore {
       const previous = stored[0];
       if (previous) {
         if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
+        // The contact it wrote was deleted since, and the stored answer with it (db/migrations/0010):
+        // the request is not run again, and nothing of the contact is told.
+        if (previous.erased) {
+          throw new ApiError('resource_not_found', {
+            message:
+              'This request was already carried out, and the contact it wrote has since been deleted: its stored answer was erased with it.',
+          });
+        }
         return {
           statusCode: previous.status_code,
           body: JSON.parse(previous.response_body) as unknown,
@@ -95,12 +104,22 @@ export class IdempotencyStore {
 
       const result = await write(tx);
       await tx.query(
-        `INSERT INTO idempotency_keys (workspace_id, key, request_sha256, status_code, response_body, expires_at)
-         VALUES ($1, $2, $3, $4, $5, now() + $6::int * interval '1 hour')
+        `INSERT INTO idempotency_keys
+           (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + $7::int * interval '1 hour')
          ON CONFLICT (workspace_id, key) DO UPDATE
            SET request_sha256 = EXCLUDED.request_sha256, status_code = EXCLUDED.status_code,
-               response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at`,
-        [request.workspaceId, request.key, fingerprint, result.statusCode, JSON.stringify(result.body), this.#ttlHours],
+               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id, erased = false,
+               created_at = now(), expires_at = EXCLUDED.expires_at`,
+        [
+          request.workspaceId,
+          request.key,
+          fingerprint,
+          result.statusCode,
+          JSON.stringify(result.body),
+          writtenResourceId(result.body),
+          this.#ttlHours,
+        ],
         'idem_store',
       );
       return { ...result, replayed: false };
@@ -120,4 +139,10 @@ export class IdempotencyStore {
       if (rowCount < batchSize) return total;
     }
   }
+}
+
+/** The id of the resource a write answered with ({data: {id}}), so its deletion can erase the answer. */
+function writtenResourceId(body: unknown): string | null {
+  const id = (body as { data?: { id?: unknown } } | null)?.data?.id;
+  return typeof id === 'string' ? id : null;
 }

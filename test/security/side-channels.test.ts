@@ -100,6 +100,30 @@ const DISTINCTIVE: Record<ResourceType, string[]> = {
   automation: ['name'],
 };
 
+/** One change of a resource of type `t` in W, made in the product (plain SQL). */
+async function touch(t: ResourceType): Promise<void> {
+  const sql: Record<ResourceType, string> = {
+    workspace: `UPDATE workspaces SET name = 'Side ' || gen_random_uuid() WHERE id = $1`,
+    contact: `UPDATE contacts SET name = 'Touched ' || gen_random_uuid()
+               WHERE workspace_id = $1 AND id = (SELECT id FROM contacts WHERE workspace_id = $1 LIMIT 1)`,
+    pipeline_stage: `UPDATE pipeline_stages SET name = 'Stage ' || gen_random_uuid()
+                      WHERE workspace_id = $1 AND id = 'lost'`,
+    appointment: `UPDATE appointments SET starts_at = coalesce(starts_at, now()) + interval '1 minute'
+                   WHERE workspace_id = $1 AND id = (SELECT id FROM appointments WHERE workspace_id = $1 LIMIT 1)`,
+    catalog_item: `UPDATE catalog_items SET name = 'Item ' || gen_random_uuid()
+                    WHERE workspace_id = $1 AND id = (SELECT id FROM catalog_items WHERE workspace_id = $1 LIMIT 1)`,
+    conversation: `UPDATE conversations SET status = CASE status WHEN 'open' THEN 'closed' ELSE 'open' END
+                    WHERE workspace_id = $1 AND id = (SELECT id FROM conversations WHERE workspace_id = $1 LIMIT 1)`,
+    message: `INSERT INTO messages (workspace_id, conversation_id, contact_id, direction, text)
+              SELECT workspace_id, id, contact_id, 'inbound', 'Touch ' || gen_random_uuid()
+                FROM conversations WHERE workspace_id = $1 LIMIT 1`,
+    automation: `UPDATE automations SET name = 'Automation ' || gen_random_uuid()
+                  WHERE workspace_id = $1 AND id = (SELECT id FROM automations WHERE workspace_id = $1 LIMIT 1)`,
+  };
+  const { rowCount } = await server.db.query(sql[t], [W.id]);
+  assert.equal(rowCount, 1, t);
+}
+
 const readableBy = (scopes: readonly Scope[]) =>
   new Set<ResourceType>(RESOURCE_TYPES.filter((t) => scopes.includes(READ_SCOPE[t])));
 
@@ -127,6 +151,7 @@ describe('the events feed obeys every resource scope', () => {
       figures.add('combos');
       const key = (await W.newKey(scopes, { rateLimitPerMinute: 1_000_000 })).key;
       const readable = readableBy(scopes);
+      full = await walk(W.key, '');
       const seen = await walk(key, '');
       assert.deepEqual(
         seen,
@@ -168,10 +193,31 @@ describe('the events feed obeys every resource scope', () => {
           full.filter((e) => e.resource_type === t),
         );
       }
-      // The head needs events:read only, and says nothing but a position.
-      const head = await get(key, '/v2/events/head');
-      assert.equal(head.status, 200);
-      assert.deepEqual((await get(key, `/v2/events?after=${head.json.data.position}`)).json.data, []);
+      // The head needs events:read only, and says nothing but a position — which moves with the
+      // groups the key reads, never with the others.
+      const head = async () => {
+        const r = await get(key, '/v2/events/head');
+        assert.equal(r.status, 200);
+        return r.json.data.position as string;
+      };
+      const before = await head();
+      assert.deepEqual((await get(key, `/v2/events?after=${before}`)).json.data, []);
+      for (const t of RESOURCE_TYPES.filter((t) => !readable.has(t))) await touch(t);
+      assert.equal(await head(), before, 'the head moved with a change the key may not read');
+      const visible = [...readable][0];
+      if (visible) {
+        await touch(visible);
+        const moved = await head();
+        assert.notEqual(moved, before);
+        const after = (await get(key, `/v2/events?after=${before}`)).json.data;
+        assert.deepEqual(
+          after.map((e: any) => e.resource_type),
+          [visible],
+        );
+        if (readable.size < RESOURCE_TYPES.length) {
+          assert.equal(after[0].id, moved, 'the head of a key that reads some types is its last event');
+        }
+      }
     });
   }
 
@@ -219,15 +265,17 @@ describe('erasure: a deleted resource leaves its place in the feed, not its cont
   test('a contact deleted with its conversations: every earlier event is reduced to the tombstone', async () => {
     const w = await server.workspace({ rateLimitPerMinute: 1_000_000 });
     const body = contactBody({ name: 'Erasable Person', email: 'erasable.person@example.com' });
-    const made = await server.request('PUT', '/v2/contacts/external/crm-erase-1', { key: w.key, body, idem: idem() });
-    assert.equal(made.status, 201);
-    const contactId: string = made.json.data.id;
-    const patched = await server.request('PATCH', `/v2/contacts/${contactId}`, {
+    const made = { idem: idem() };
+    const put = await server.request('PUT', '/v2/contacts/external/crm-erase-1', { key: w.key, body, idem: made.idem });
+    assert.equal(put.status, 201);
+    const contactId: string = put.json.data.id;
+    const patched = { idem: idem() };
+    const patch = await server.request('PATCH', `/v2/contacts/${contactId}`, {
       key: w.key,
       body: { company_name: 'Erasable Ltda' },
-      idem: idem(),
+      idem: patched.idem,
     });
-    assert.equal(patched.status, 200);
+    assert.equal(patch.status, 200);
     const { rows } = await server.db.query<{ id: string }>(
       `INSERT INTO conversations (workspace_id, contact_id, channel) VALUES ($1, $2, 'whatsapp') RETURNING id`,
       [w.id, contactId],
@@ -259,6 +307,28 @@ describe('erasure: a deleted resource leaves its place in the feed, not its cont
       assert.deepEqual(e.data, tombstone, `${e.type} ${e.resource_id}`);
     }
     assert.ok(afterDeletion.some((e) => e.type === 'contact.deleted' && e.resource_id === contactId));
+    // Children first: a mirror with the same foreign keys applies the deletions in feed order.
+    assert.deepEqual(
+      afterDeletion.slice(before.length).map((e) => e.type),
+      ['message.deleted', 'message.deleted', 'conversation.deleted', 'contact.deleted'],
+    );
+    // The stored answers of the writes that returned the contact are erased too: a replay is 404
+    // (the write is not run again) and tells nothing of it.
+    for (const [method, path, sent, key] of [
+      ['PUT', '/v2/contacts/external/crm-erase-1', body, made.idem],
+      ['PATCH', `/v2/contacts/${contactId}`, { company_name: 'Erasable Ltda' }, patched.idem],
+    ] as const) {
+      const replay = await server.request(method, path, { key: w.key, body: sent, idem: key });
+      assert.equal(replay.status, 404, replay.text);
+      assert.equal(replay.json.error.code, 'resource_not_found');
+      assert.ok(!replay.text.includes('Erasable'), replay.text);
+    }
+    const answers = await server.db.query<{ response_body: string }>(
+      'SELECT response_body FROM idempotency_keys WHERE workspace_id = $1',
+      [w.id],
+    );
+    assert.ok(answers.rows.length >= 2);
+    for (const r of answers.rows) assert.ok(!r.response_body.includes('Erasable'), 'a stored answer kept the contact');
     // Nothing of it is left in the store either.
     const stored = await server.db.query<{ data: string }>('SELECT data::text FROM events WHERE workspace_id = $1', [
       w.id,
@@ -400,6 +470,9 @@ describe('hygiene: challenges, nosniff, UTF-8', () => {
     const none = await get(undefined, '/v2/contacts');
     assert.equal(none.status, 401);
     assert.equal(headerOf(none, 'www-authenticate'), 'Bearer realm="workspace-api"');
+    // Another scheme is no bearer token: the challenge carries no error code (RFC 6750, 3.1).
+    const basic = await server.request('GET', '/v2/contacts', { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    assert.equal(headerOf(basic, 'www-authenticate'), 'Bearer realm="workspace-api"');
     const presented = [
       'wsk_nothing',
       forgeKey(idOf(W.key), 'x'.repeat(secretOf(W.key).length)),

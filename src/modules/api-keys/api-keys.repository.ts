@@ -104,16 +104,20 @@ export const apiKeysRepository = {
   },
 
   async credential(db: Queryable, id: string): Promise<KeyCredentialRow | null> {
-    const { rows } = await db.query<KeyCredentialRow>(
+    // One row whether the key exists or not (its columns null when it does not): an unknown id
+    // costs the same round trip and the same row as a known one (docs/security.md, key timing).
+    const { rows } = await db.query<KeyCredentialRow | Record<keyof KeyCredentialRow, null>>(
       `SELECT k.id, k.workspace_id, k.secret_sha256, k.scopes, k.rate_limit_per_minute, k.lineage_id,
               (extract(epoch FROM k.expires_at) * 1000)::float8 AS expires_at_ms,
               (k.revoked_at IS NOT NULL) AS revoked, w.status AS workspace_status
-         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-        WHERE k.id = $1`,
+         FROM (SELECT $1::text AS id) presented
+         LEFT JOIN api_keys k ON k.id = presented.id
+         LEFT JOIN workspaces w ON w.id = k.workspace_id`,
       [id],
       'auth_credential',
     );
-    return rows[0] ?? null;
+    const row = rows[0];
+    return row?.id ? (row as KeyCredentialRow) : null;
   },
 
   async revoke(db: Queryable, id: string): Promise<ApiKeyRow | null> {

@@ -86,29 +86,42 @@ export const eventsRepository = {
     take: number,
   ): Promise<EventRow[]> {
     const params: unknown[] = [workspaceId];
-    const where = ['workspace_id = $1'];
+    const common = ['workspace_id = $1'];
     let shape = 'events_list';
-    if (f.types !== undefined) {
-      where.push(`type = ANY($${params.push(f.types)}::text[])`);
-      shape += '_t';
-    }
-    if (f.resourceTypes !== undefined) {
-      where.push(`resource_type = ANY($${params.push(f.resourceTypes)}::text[])`);
-      shape += '_r';
-    }
     if (f.resourceId !== undefined) {
-      where.push(`resource_id = $${params.push(f.resourceId)}`);
+      common.push(`resource_id = $${params.push(f.resourceId)}`);
       shape += '_i';
     }
     if (after) {
-      where.push(`(stamp, seq) > ($${params.push(after[0])}::bigint, $${params.push(after[1])}::bigint)`);
+      common.push(`(stamp, seq) > ($${params.push(after[0])}::bigint, $${params.push(after[1])}::bigint)`);
       shape += '_a';
     }
+    // Filtered by type or resource type, the page is the merge of one index range per value
+    // (events_by_type, events_by_resource_type, events_by_resource): it reads no event of another
+    // type, so its cost says nothing about how many there are.
+    const branches =
+      f.types !== undefined
+        ? f.types
+            .filter((t) => f.resourceTypes === undefined || f.resourceTypes.includes(t.split('.')[0] as ResourceType))
+            .map((t) => `type = $${params.push(t)}`)
+        : f.resourceTypes?.map((t) => `resource_type = $${params.push(t)}`);
+    if (branches?.length === 0) return [];
+    const limit = `$${params.push(take)}`;
+    const columns = 'stamp, seq, type, resource_type, resource_id, occurred_at, request_id, data';
+    const source = branches
+      ? branches
+          .map(
+            (b) =>
+              `(SELECT ${columns} FROM events WHERE ${[...common, b].join(' AND ')} ORDER BY stamp, seq LIMIT ${limit})`,
+          )
+          .join(' UNION ALL ')
+      : `(SELECT ${columns} FROM events WHERE ${common.join(' AND ')} ORDER BY stamp, seq LIMIT ${limit})`;
+    shape += branches ? `_${f.types !== undefined ? 't' : 'r'}${branches.length}` : '';
     const { rows } = await db.query<Omit<EventRow, 'position'> & { stamp: string; seq: string }>(
-      `SELECT stamp::text, seq::text, type, resource_type, resource_id,
-              api_time(occurred_at) AS occurred_at, request_id, data
-         FROM events WHERE ${where.join(' AND ')}
-        ORDER BY events.stamp, events.seq LIMIT $${params.push(take)}`,
+      `SELECT e.stamp::text AS stamp, e.seq::text AS seq, e.type, e.resource_type, e.resource_id,
+              api_time(e.occurred_at) AS occurred_at, e.request_id, e.data
+         FROM (${source}) e
+        ORDER BY e.stamp, e.seq LIMIT ${limit}`,
       params,
       shape,
     );
@@ -143,22 +156,26 @@ export const eventsRepository = {
   },
 
   /**
-   * Whether the feed can be followed after `position`: 'expired' when retention has deleted an
-   * event of this workspace after it (a reader resuming there would silently miss it); 'ahead'
-   * when it lies beyond the workspace's clock (a position from another store, e.g. kept across a
-   * restore), which would otherwise wait silently for the feed to catch up.
+   * Whether the feed of `resourceTypes` (undefined: all) can be followed after `position`:
+   * 'expired' when retention has deleted an event of those types after it (a reader resuming there
+   * would silently miss it); 'ahead' when it lies beyond the workspace's clock (a position from
+   * another store, e.g. kept across a restore), which would otherwise wait silently for the feed
+   * to catch up. Purges of other types do not count: a key is not told about events it could not
+   * read.
    */
   async positionProblem(
     db: Queryable,
     workspaceId: string,
     position: EventPosition,
+    resourceTypes: readonly ResourceType[] | undefined,
   ): Promise<'expired' | 'ahead' | null> {
     const { rows } = await db.query<{ expired: boolean; ahead: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM events_purged
-                       WHERE workspace_id = $1 AND (stamp, seq) > ($2::bigint, $3::bigint)) AS expired,
+                       WHERE workspace_id = $1 AND (stamp, seq) > ($2::bigint, $3::bigint)
+                         AND ($4::text[] IS NULL OR resource_type = ANY($4::text[]))) AS expired,
               $2::bigint > coalesce((SELECT stamp_position(last_stamp) FROM workspace_clocks
                                       WHERE workspace_id = $1), 0) AS ahead`,
-      [workspaceId, position[0], position[1]],
+      [workspaceId, position[0], position[1], resourceTypes ?? null],
       'events_position_problem',
     );
     const row = rows[0]!;
@@ -166,22 +183,47 @@ export const eventsRepository = {
   },
 
   /**
-   * The feed's current end: every event visible now is at or before it, every later one after it.
-   * A transaction that has not committed yet holds the clock with a stamp above the committed
-   * one read here, and one that takes the clock later gets a later stamp still.
+   * The feed's current end for a reader of `resourceTypes` (undefined: all): every event of those
+   * types visible now is at or before it, every later one after it.
+   *
+   * For all types it is the workspace's clock: a transaction that has not committed yet holds the
+   * clock with a stamp above the committed one read here, and one that takes it later gets a later
+   * stamp still. For some types only it is the last event of those types (or the last one
+   * retention deleted): every later event of theirs has a later stamp too, and the position moves
+   * only when such an event happens — the clock moves with every change of any type, and would
+   * tell the key when and how often things happen that it may not read.
    */
-  async head(db: Queryable, workspaceId: string): Promise<EventPosition> {
-    const { rows } = await db.query<{ stamp: string | null }>(
-      'SELECT stamp_position(last_stamp)::text AS stamp FROM workspace_clocks WHERE workspace_id = $1',
-      [workspaceId],
-      'events_head',
+  async head(db: Queryable, workspaceId: string, resourceTypes?: readonly ResourceType[]): Promise<EventPosition> {
+    if (resourceTypes === undefined) {
+      const { rows } = await db.query<{ stamp: string | null }>(
+        'SELECT stamp_position(last_stamp)::text AS stamp FROM workspace_clocks WHERE workspace_id = $1',
+        [workspaceId],
+        'events_head',
+      );
+      return [rows[0]?.stamp ?? '0', LAST_SEQ];
+    }
+    if (resourceTypes.length === 0) return ['0', '0'];
+    const params: unknown[] = [workspaceId];
+    const lasts = resourceTypes.map(
+      (t) =>
+        `(SELECT stamp, seq FROM events WHERE workspace_id = $1 AND resource_type = $${params.push(t)}
+           ORDER BY stamp DESC, seq DESC LIMIT 1)`,
     );
-    return [rows[0]?.stamp ?? '0', LAST_SEQ];
+    const { rows } = await db.query<{ stamp: string; seq: string }>(
+      `SELECT h.stamp::text AS stamp, h.seq::text AS seq FROM (
+         ${lasts.join(' UNION ALL ')}
+         UNION ALL (SELECT stamp, seq FROM events_purged
+                     WHERE workspace_id = $1 AND resource_type = ANY($${params.push(resourceTypes)}::text[]))
+       ) h ORDER BY h.stamp DESC, h.seq DESC LIMIT 1`,
+      params,
+      `events_head_of_${resourceTypes.length}`,
+    );
+    return rows[0] ? [rows[0].stamp, rows[0].seq] : ['0', '0'];
   },
 
   /**
-   * Deletes events older than the retention period, in batches, and records per workspace the
-   * latest position deleted (so resuming before it answers 410); returns how many went.
+   * Deletes events older than the retention period, in batches, and records per workspace and
+   * resource type the latest position deleted (so resuming before it answers 410); returns how many went.
    */
   async purgeOlderThan(db: Queryable, days: number, batchSize = 5_000): Promise<number> {
     let total = 0;
@@ -191,16 +233,17 @@ export const eventsRepository = {
            DELETE FROM events WHERE (workspace_id, stamp, seq) IN (
              SELECT workspace_id, stamp, seq FROM events
               WHERE occurred_at < now() - $1::int * interval '1 day' LIMIT $2)
-           RETURNING workspace_id, stamp, seq
+           RETURNING workspace_id, resource_type, stamp, seq
          ), latest AS (
-           SELECT DISTINCT ON (workspace_id) workspace_id, stamp, seq FROM gone
-            ORDER BY workspace_id, stamp DESC, seq DESC
+           SELECT DISTINCT ON (workspace_id, resource_type) workspace_id, resource_type, stamp, seq FROM gone
+            ORDER BY workspace_id, resource_type, stamp DESC, seq DESC
          ), recorded AS (
-           INSERT INTO events_purged AS p (workspace_id, stamp, seq)
-           SELECT workspace_id, stamp, seq FROM latest
+           INSERT INTO events_purged AS p (workspace_id, resource_type, stamp, seq)
+           SELECT workspace_id, resource_type, stamp, seq FROM latest
            -- a workspace deleted meanwhile has no feed left to protect
             WHERE EXISTS (SELECT 1 FROM workspaces w WHERE w.id = latest.workspace_id)
-           ON CONFLICT (workspace_id) DO UPDATE SET stamp = EXCLUDED.stamp, seq = EXCLUDED.seq, purged_at = now()
+           ON CONFLICT (workspace_id, resource_type) DO UPDATE
+             SET stamp = EXCLUDED.stamp, seq = EXCLUDED.seq, purged_at = now()
             WHERE (p.stamp, p.seq) < (EXCLUDED.stamp, EXCLUDED.seq)
          )
          SELECT count(*)::text AS deleted FROM gone`,

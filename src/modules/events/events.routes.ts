@@ -136,6 +136,16 @@ function refuseUnreadable(
   throw insufficientScope(scope, `Events about ${hidden} need the scope ${scope} besides events:read.`, { parameter });
 }
 
+/** The resource types a read with these filters can return (undefined: all). */
+function typesRead(f: {
+  types?: readonly string[] | undefined;
+  resourceTypes?: readonly ResourceType[] | undefined;
+}): readonly ResourceType[] | undefined {
+  if (f.types === undefined) return f.resourceTypes;
+  const named = [...new Set(f.types.map((t) => t.split('.')[0] as ResourceType))];
+  return f.resourceTypes === undefined ? named : named.filter((t) => f.resourceTypes!.includes(t));
+}
+
 const toEvent = (codec: EventIdCodec, workspaceId: string, { position, ...row }: EventRow): EventT => ({
   id: codec.encode(workspaceId, position),
   ...row,
@@ -172,9 +182,14 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
       },
     },
     async (request) => {
-      const { workspaceId } = request.principal!;
+      const { workspaceId, scopes } = request.principal!;
       const ids = await services.eventIds();
-      const position = await eventsRepository.head(services.db, workspaceId);
+      const readable = readableResourceTypes(scopes);
+      const position = await eventsRepository.head(
+        services.db,
+        workspaceId,
+        readable.length === RESOURCE_TYPES.length ? undefined : readable,
+      );
       return { data: { position: ids.encode(workspaceId, position), taken_at: new Date().toISOString() } };
     },
   );
@@ -231,7 +246,9 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
           const events = await eventsRepository.list(services.db, workspaceId, filters, from, take);
           // Checked after reading, in a later snapshot: a purge that removed events before the
           // read is seen here; one after it removed nothing the read returned.
-          const problem = from ? await eventsRepository.positionProblem(services.db, workspaceId, from) : null;
+          const problem = from
+            ? await eventsRepository.positionProblem(services.db, workspaceId, from, typesRead(filters))
+            : null;
           if (problem) {
             throw eventsExpired(services.config.eventsRetentionDays, cursorKey ? 'cursor' : 'after', problem);
           }
