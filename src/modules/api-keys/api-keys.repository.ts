@@ -117,7 +117,7 @@ export const apiKeysRepository = {
       'auth_credential',
     );
     const row = rows[0];
-    return row?.id ? (row) : null;
+    return row?.id ? row : null;
   },
 
   async revoke(db: Queryable, id: string): Promise<ApiKeyRow | null> {
