@@ -91,14 +91,23 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     query: (sql, params, name) => run(pool, sql, params, name),
     exec: async (script) => void (await pool.query(script)),
     async transaction(work) {
-      const client = await pool.connect();
       let broken: Error | undefined;
       // A checked-out client has no pool listener: a connection lost mid-transaction (server
-      // restart, terminated backend) must become this transaction's failure, not a crash.
+      // restart, terminated backend) must become this transaction's failure, not a crash. The
+      // listener is attached in the pool's callback itself: after `await pool.connect()` it would
+      // come a microtask late, and the message that kills the connection can arrive in the same
+      // socket read that handed the client over (seen under pg_terminate_backend in
+      // test/faults/database-outage.test.ts).
       const onError = (err: Error) => {
         broken = err;
       };
-      client.on('error', onError);
+      const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+        pool.connect((err, connected) => {
+          if (err || !connected) return reject(err ?? new Error('no client'));
+          connected.on('error', onError);
+          resolve(connected);
+        });
+      });
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
