@@ -4,7 +4,6 @@
 // never carry an API key.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
@@ -15,6 +14,7 @@ import {
   type TestResponse,
   type TestServer,
   type TestWorkspace,
+  logLines,
 } from './harness.js';
 
 const ERROR_KEYS = ['type', 'code', 'message', 'request_id', 'details'];
@@ -466,13 +466,7 @@ describe('unusual requests end in the error object, never a 5xx', () => {
 
 describe('logs', () => {
   test('never contain the API key, its secret or the Authorization header', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, stream } = logLines();
     const logged = await startTestServer({ logger: { logger: { level: 'trace', stream } } });
     let key = '';
     const ids: string[] = [];

@@ -2,6 +2,7 @@
 // by default and PostgreSQL when DATABASE_URL is set, so every test runs in both modes. Tests own
 // their fixtures: each creates the workspaces and keys it needs, so files can share one database.
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
@@ -146,6 +147,18 @@ export function eventPosition(server: TestServer, workspaceId: string, id: strin
 /** The id of a feed position of `workspaceId`, as the server would issue it. */
 export const eventIdAt = (server: TestServer, workspaceId: string, stamp: bigint, seq: bigint): string =>
   server.eventIds.encode(workspaceId, [stamp.toString(), seq.toString()]);
+
+/** A log destination that keeps every line it is given, for tests that read what was logged. */
+export function logLines(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, stream };
+}
 
 export const idem = () => `test-${randomUUID()}`;
 

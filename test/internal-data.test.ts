@@ -5,7 +5,6 @@
 // carry exactly the public representation.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../src/modules/api-keys/scopes.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
@@ -18,6 +17,7 @@ import {
   type TestResponse,
   type TestServer,
   type TestWorkspace,
+  logLines,
 } from './harness.js';
 
 const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
@@ -707,13 +707,7 @@ describe('events carry the public representation only', () => {
 // ------------------------------------------------------------------------------------------ logs
 
 test('no log line, at trace level, carries the marker', async () => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const { lines, stream } = logLines();
   const logged = await startTestServer({ logger: { logger: { level: 'trace', stream } } });
   const logMarker = `INTERNAL-${randomUUID()}`;
   try {

@@ -39,7 +39,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { issueKey } from '../../src/modules/api-keys/key-format.js';
 import { SCOPES, type Scope } from '../../src/modules/api-keys/scopes.js';
@@ -52,6 +51,7 @@ import {
   type TestResponse,
   type TestServer,
   type TestWorkspace,
+  logLines,
 } from '../harness.js';
 import {
   assertErrorObject,
@@ -512,13 +512,7 @@ describe('API2 broken authentication: one indistinguishable 401, suspension ever
   });
 
   test('no log line of a run carries any key or secret it created, nor internal data', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, stream } = logLines();
     const logged = await startTestServer({
       db: server.db,
       config: OPEN_ADDRESS_LIMIT,
@@ -597,13 +591,7 @@ describe('API2 broken authentication: one indistinguishable 401, suspension ever
   });
 
   test('a key sent by mistake in the URL (query or path) is not written to the logs', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, stream } = logLines();
     const logged = await startTestServer({
       db: server.db,
       config: OPEN_ADDRESS_LIMIT,

@@ -18,12 +18,19 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { READ_SCOPE, RESOURCE_TYPES, type ResourceType } from '../../src/modules/events/events.repository.js';
 import { SCOPES, type Scope } from '../../src/modules/api-keys/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
-import { contactBody, idem, startTestServer, STORE, type TestServer, type TestWorkspace } from '../harness.js';
+import {
+  contactBody,
+  idem,
+  startTestServer,
+  STORE,
+  type TestServer,
+  type TestWorkspace,
+  logLines,
+} from '../harness.js';
 import {
   changedTables,
   Figures,
@@ -396,13 +403,7 @@ describe('refused keys cost the same whether their id exists or not', () => {
 
 describe('/docs: every path is the page or a 404, never a 500 or a logged error', () => {
   test('traversal, encodings, NUL, backslashes, unknown pages and methods', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, stream } = logLines();
     const logged = await startTestServer({
       db: server.db,
       config: OPEN_ADDRESS_LIMIT,
