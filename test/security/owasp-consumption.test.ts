@@ -1,0 +1,312 @@
+// OWASP API4 (unrestricted resource consumption): limits on bodies, rates, headers, JSON and slow
+// clients.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { describe, test } from 'node:test';
+import { SCOPES } from '../../src/modules/api-keys/scopes.js';
+import { idem, sleep } from '../harness.js';
+import {
+  assertErrorObject,
+  changedTables,
+  errorProblems,
+  fingerprint,
+  isWrite,
+  leakProblems,
+  validBody,
+  type RawRequest,
+} from './helpers.js';
+import {
+  A,
+  auditEveryAnswer,
+  byId,
+  call,
+  figures,
+  ops,
+  pathOf,
+  rawCall,
+  send,
+  server,
+  useOwaspSuite,
+  withHead,
+} from './owasp-support.js';
+
+useOwaspSuite('owasp-consumption', () => []);
+
+// ================================================================================================ API4
+
+describe('API4 unrestricted resource consumption: limits on bodies, rates, headers, JSON and slow clients', () => {
+  const limit = () => server.built.services.config.bodyLimitBytes;
+  const writeHeaders = (key: string, extra: [string, string][] = []): [string, string][] => [
+    ['Authorization', `Bearer ${key}`],
+    ['Content-Type', 'application/json'],
+    ['Idempotency-Key', idem()],
+    ...extra,
+  ];
+
+  test('a body announced above BODY_LIMIT_BYTES is refused with 413 before it is sent, on every write; nothing is stored', async () => {
+    assert.equal(limit(), 1_048_576, 'the default limit, 1 MiB');
+    const beforeA = await fingerprint(server.db, A.id);
+    for (const op of ops.filter(isWrite)) {
+      for (const announced of [limit() + 1, 50_000_000, 2 ** 40]) {
+        const r = await rawCall(
+          {
+            method: op.method,
+            target: pathOf(op),
+            headers: writeHeaders(A.key, [['Content-Length', String(announced)]]),
+          },
+          { timeoutMs: 3_000 },
+        );
+        assertErrorObject(r, { status: 413, code: 'payload_too_large' }, `${op.label} announcing ${announced} bytes`);
+        assert.ok(r.elapsedMs < 2_000, `${op.label}: answered after ${r.elapsedMs} ms`);
+        assert.ok(
+          r.closed || /close/i.test(r.headers.connection ?? ''),
+          `${op.label}: the connection is closed, not left to drain`,
+        );
+      }
+    }
+    assert.deepEqual(changedTables(beforeA, await fingerprint(server.db, A.id)), []);
+  });
+
+  test('a chunked body that grows past the limit is refused with 413; a body of exactly the limit is read', async () => {
+    const op = byId('createContact')[0]!;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const chunks: Buffer[] = [Buffer.from(`1\r\n{\r\n`)];
+    for (let sent = 1; sent <= limit(); sent += chunk.length) {
+      chunks.push(Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n'));
+    }
+    chunks.push(Buffer.from('0\r\n\r\n'));
+    const chunked = await rawCall(
+      {
+        method: 'POST',
+        target: pathOf(op),
+        headers: writeHeaders(A.key, [['Transfer-Encoding', 'chunked']]),
+        body: Buffer.concat(chunks),
+      },
+      { timeoutMs: 5_000 },
+    );
+    assertErrorObject(chunked, { status: 413, code: 'payload_too_large' }, 'chunked');
+    const json = JSON.stringify(validBody(op));
+    const exact = json + ' '.repeat(limit() - Buffer.byteLength(json));
+    const atLimit = await call('POST', pathOf(op), { key: A.key, raw: exact, idem: idem() });
+    assert.equal(atLimit.status, 201, `a body of exactly ${limit()} bytes: ${atLimit.text.slice(0, 200)}`);
+    const over = await call('POST', pathOf(op), { key: A.key, raw: `${exact} `, idem: idem() });
+    assertErrorObject(over, { status: 413, code: 'payload_too_large' }, 'one byte over');
+  });
+
+  test('a request refused before its body (no key, missing scope, over its rate limit) is answered at once, the body never read', async () => {
+    const op = byId('createContact')[0]!;
+    const readOnly = await A.newKey(['contacts:read']);
+    const exhausted = await A.newKey(['contacts:write'], { rateLimitPerMinute: 1 });
+    await call('GET', '/v2/nope', { key: exhausted.key });
+    const beforeA = await fingerprint(server.db, A.id);
+    for (const [label, headers, status, code] of [
+      ['no key', writeHeaders('x').slice(1), 401, 'invalid_api_key'],
+      ['read-only key', writeHeaders(readOnly.key), 403, 'insufficient_scope'],
+      ['exhausted key', writeHeaders(exhausted.key), 429, 'rate_limit_exceeded'],
+    ] as const) {
+      const r = await rawCall(
+        { method: 'POST', target: pathOf(op), headers: [...headers, ['Content-Length', '50000000']] },
+        { timeoutMs: 3_000 },
+      );
+      assertErrorObject(r, { status, code }, label);
+      assert.ok(r.elapsedMs < 2_000, `${label}: ${r.elapsedMs} ms`);
+    }
+    assert.deepEqual(changedTables(beforeA, await fingerprint(server.db, A.id)), []);
+  });
+
+  test('past a key’s rate limit every route answers 429 with Retry-After, and nothing is done', async () => {
+    const k = await A.newKey([...SCOPES], { rateLimitPerMinute: 3 });
+    for (let i = 0; i < 3; i++) assert.equal((await call('GET', '/v2/workspace', { key: k.key })).status, 200);
+    const beforeA = await fingerprint(server.db, A.id);
+    const problems: string[] = [];
+    const keysUsed: string[] = [];
+    for (const [method, op] of withHead()) {
+      const key = idem();
+      keysUsed.push(key);
+      const r = await send(op, k.key, { method, extra: isWrite(op) ? { idem: key } : {} });
+      const where = `${method} ${op.template}`;
+      if (r.status !== 429) problems.push(`${where}: ${r.status}`);
+      if (!/^\d+$/.test(r.headers.get('retry-after') ?? ''))
+        problems.push(`${where}: Retry-After ${r.headers.get('retry-after')}`);
+      if (r.headers.get('ratelimit-remaining') !== '0') problems.push(`${where}: RateLimit-Remaining`);
+      if (method !== 'HEAD') {
+        problems.push(...errorProblems(r, { status: 429, code: 'rate_limit_exceeded' }).map((p) => `${where}: ${p}`));
+        if (typeof r.json?.error?.details?.reset_at !== 'string') problems.push(`${where}: details.reset_at`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(changedTables(beforeA, await fingerprint(server.db, A.id)), [], 'a 429 changed something');
+    const { rows } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM idempotency_keys WHERE workspace_id = $1 AND key = ANY($2::text[])',
+      [A.id, keysUsed],
+    );
+    assert.equal(rows[0]!.n, 0, 'an Idempotency-Key of a 429 was recorded');
+  });
+
+  test('headers or a URL over Node’s 16 KiB limit are refused with 431 and the connection closed; the server keeps serving', async () => {
+    const cases: [string, RawRequest][] = [
+      [
+        'a 20 KiB header',
+        {
+          method: 'GET',
+          target: '/v2/contacts',
+          headers: [
+            ['Authorization', `Bearer ${A.key}`],
+            ['X-Big', 'a'.repeat(20_000)],
+          ],
+        },
+      ],
+      [
+        'a 20 KiB URL',
+        {
+          method: 'GET',
+          target: `/v2/contacts?cursor=${'a'.repeat(20_000)}`,
+          headers: [['Authorization', `Bearer ${A.key}`]],
+        },
+      ],
+      [
+        'a 20 KiB Authorization header',
+        { method: 'GET', target: '/v2/contacts', headers: [['Authorization', `Bearer ${'a'.repeat(20_000)}`]] },
+      ],
+    ];
+    for (const [label, request] of cases) {
+      const r = await rawCall(request, { timeoutMs: 3_000, parser: true });
+      assert.equal(r.status, 431, `${label}: ${r.status} ${r.text.slice(0, 200)}`);
+      assert.ok(r.closed, `${label}: connection closed`);
+      assert.deepEqual(leakProblems(r.text), []);
+      const problems = errorProblems(r, { status: 431 });
+      if (problems.length) {
+        figures.finding(
+          'F-parser-error-body',
+          `431 (${label}) is answered by Node/Fastify's default client-error handler, not the spec error object: ` +
+            `${JSON.stringify(r.text)}, headers ${JSON.stringify(Object.keys(r.headers))} (no X-Request-Id, no Cache-Control, no RateLimit-*)`,
+        );
+      }
+    }
+    // Just under the limits: the service's own answers.
+    const long = await call('GET', `/v2/contacts?cursor=${'a'.repeat(12_000)}`, { key: A.key });
+    assertErrorObject(long, { status: 400, code: 'invalid_query_parameter' }, '12 KB cursor');
+    const param = await call('GET', `/v2/contacts/${'a'.repeat(513)}`, { key: A.key });
+    assertErrorObject(param, { status: 400, code: 'invalid_path_parameter' }, '513-character path parameter');
+    // More headers than Node's maxHeadersCount (2000), within the byte limit: the extra ones are dropped.
+    const many = await rawCall({
+      method: 'GET',
+      target: '/v2/contacts?limit=1',
+      headers: [
+        ['Authorization', `Bearer ${A.key}`],
+        ...Array.from({ length: 2500 }, (): [string, string] => ['a', '1']),
+      ],
+    });
+    assert.equal(many.status, 200, `2500 headers: ${many.text.slice(0, 200)}`);
+    assert.equal((await call('GET', '/v2/workspace', { key: A.key })).status, 200, 'still serving');
+  });
+
+  test('JSON that is deep, wide or long within the size limit is answered quickly with the error object', async () => {
+    const op = byId('createContact')[0]!;
+    const bodies: [string, string][] = [
+      ['100 000 nested arrays', '['.repeat(100_000) + ']'.repeat(100_000)],
+      ['200 000 unclosed arrays', '['.repeat(200_000)],
+      [
+        '10 000 nested objects in a property',
+        `{"name":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)},"email":"a@b.co"}`,
+      ],
+      ['a 1 MB string', JSON.stringify({ name: 'x'.repeat(1_000_000), email: 'a@b.co' })],
+      ['100 000 array items', JSON.stringify({ name: Array.from({ length: 100_000 }, () => 1), email: 'a@b.co' })],
+      ['a number with 500 000 digits', `{"name":${'9'.repeat(500_000)},"email":"a@b.co"}`],
+    ];
+    for (const [label, body] of bodies) {
+      assert.ok(Buffer.byteLength(body) <= limit(), `${label} fits the limit`);
+      const started = Date.now();
+      const r = await call('POST', pathOf(op), { key: A.key, raw: body, idem: idem() });
+      const ms = Date.now() - started;
+      assertErrorObject(r, {}, label);
+      assert.ok([400, 422].includes(r.status), `${label}: ${r.status}`);
+      assert.ok(ms < 3_000, `${label}: ${ms} ms`);
+      figures.add('api4:json-bombs');
+    }
+  });
+
+  test('a refused body is not amplified: the error answer is never larger than the request that caused it', async () => {
+    const op = byId('createContact')[0]!;
+    const problems: string[] = [];
+    for (const n of [1_000, 20_000, 90_000]) {
+      const body = `{${Array.from({ length: n }, (_, i) => `"${i}":0`).join(',')}}`;
+      const started = Date.now();
+      const r = await call('POST', pathOf(op), { key: A.key, raw: body, idem: idem() });
+      const ms = Date.now() - started;
+      assertErrorObject(r, { status: 422 }, `${n} unknown properties`);
+      const ratio = Buffer.byteLength(r.text) / Buffer.byteLength(body);
+      figures.add(`api4:amplification-${n}-props=${ratio.toFixed(1)}x/${ms}ms`, 0);
+      if (ratio > 1) {
+        problems.push(
+          `${n} unknown properties: a ${Buffer.byteLength(body)}-byte body gets a ${Buffer.byteLength(r.text)}-byte 422 ` +
+            `(${ratio.toFixed(1)}×, ${r.json.error.details.errors.length} entries in details.errors) after ${ms} ms`,
+        );
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  test('server timeouts are set, and slow clients (slow headers, slow bodies) do not hold up others', async () => {
+    const http = server.built.app.server;
+    const timeouts = {
+      requestTimeout: http.requestTimeout,
+      headersTimeout: http.headersTimeout,
+      socketTimeout: http.timeout,
+      keepAliveTimeout: http.keepAliveTimeout,
+    };
+    for (const [name, ms] of Object.entries(timeouts)) {
+      assert.ok(Number.isFinite(ms) && ms > 0, `${name} is ${ms}: 0 disables it`);
+    }
+    assert.ok(timeouts.requestTimeout <= 30_000, `requestTimeout ${timeouts.requestTimeout}`);
+    figures.finding(
+      'F-timeouts-untestable',
+      `requestTimeout ${timeouts.requestTimeout} ms, headersTimeout ${timeouts.headersTimeout} ms, socket timeout ` +
+        `${timeouts.socketTimeout} ms and keepAliveTimeout ${timeouts.keepAliveTimeout} ms are hard-coded in src/app.ts, and ` +
+        'Node checks request deadlines every connectionsCheckingInterval (30 s by default): a slow client is cut off ' +
+        'after 30-60 s, which no test can show in seconds; make them configurable to test the cut-off itself',
+    );
+
+    const { hostname, port } = new URL(server.baseUrl);
+    const slow: net.Socket[] = [];
+    const open = (head: string) => {
+      const s = net.connect(Number(port), hostname);
+      s.on('error', () => undefined);
+      s.write(head);
+      slow.push(s);
+    };
+    for (let i = 0; i < 60; i++) open(`GET /v2/contacts HTTP/1.1\r\nHost: x\r\nX-Slow-${i}: `);
+    for (let i = 0; i < 20; i++) {
+      open(
+        `POST /v2/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${A.key}\r\nContent-Type: application/json\r\n` +
+          `Idempotency-Key: ${idem()}\r\nContent-Length: 100000\r\n\r\n{"name":"`,
+      );
+    }
+    const drip = setInterval(() => {
+      for (const s of slow) if (!s.destroyed) s.write('a');
+    }, 100);
+    const latencies: number[] = [];
+    try {
+      const until = Date.now() + 2_500;
+      while (Date.now() < until) {
+        const started = Date.now();
+        const r = await call('GET', '/v2/contacts?limit=5', { key: A.key });
+        latencies.push(Date.now() - started);
+        assert.equal(r.status, 200);
+        await sleep(20);
+      }
+    } finally {
+      clearInterval(drip);
+    }
+    const stillOpen = slow.filter((s) => !s.destroyed && !s.readableEnded).length;
+    for (const s of slow) s.destroy();
+    figures.add('api4:slow-connections', slow.length);
+    const worst = Math.max(...latencies);
+    // Not a speed target (those live in the benchmark): only that the slow clients block nobody.
+    assert.ok(latencies.length >= 5, `${latencies.length} requests served meanwhile`);
+    assert.ok(worst < 5_000, `a request waited ${worst} ms behind ${slow.length} slow clients`);
+    figures.add('api4:slow-still-open', stillOpen);
+  });
+});
+
+auditEveryAnswer(150);
