@@ -56,8 +56,9 @@ test('/docs renders every operation of v2, switches to v1, and is saved as a scr
 
   // The switch between the two published documents.
   await page.selectOption('select#select', { label: 'Version 1' });
-  // Evaluated in the page (a string, since this file is compiled without the DOM types).
-  await page.waitForFunction("document.querySelector('.info .title')?.textContent?.includes('1.0.0')");
+  // A locator, not waitForFunction: the page's Content-Security-Policy forbids eval, which the
+  // in-page polling of a predicate needs whenever it is not true at the first check.
+  await page.locator('.info .title', { hasText: '1.0.0' }).waitFor();
   const v1Operations = await page.locator('.opblock-summary-path').allInnerTexts();
   assert.ok(v1Operations.length >= 5, `v1 operations rendered: ${v1Operations.join(', ')}`);
   assert.ok(!v1Operations.some((p) => p.includes('/v2/')), 'the v1 page lists only v1 operations');
