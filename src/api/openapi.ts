@@ -24,6 +24,7 @@ type Json = Record<string, unknown>;
 
 const NO_SNIFF: Json = {
   description: 'Always nosniff: the body is what Content-Type says.',
+  required: true,
   schema: { type: 'string', enum: ['nosniff'] },
 };
 const CHALLENGE: Json = {
@@ -35,18 +36,22 @@ const CHALLENGE: Json = {
 const COMMON_HEADERS: Json = {
   'X-Request-Id': {
     description: 'Identifier of this request; equals error.request_id on errors.',
+    required: true,
     schema: { type: 'string', pattern: '^req_[A-Za-z0-9_-]+$', maxLength: 64 },
   },
   'RateLimit-Limit': {
+    required: true,
     description: 'The quota: requests per minute of this API key (or, without a valid key, of the client address).',
     schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 },
   },
   'RateLimit-Remaining': {
+    required: true,
     description:
       'Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds).',
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 },
   },
   'RateLimit-Reset': {
+    required: true,
     description: 'When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time).',
     schema: { type: 'string', format: 'date-time', maxLength: 35 },
   },
@@ -147,7 +152,9 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info,
+      info: { ...info, license: { name: 'Proprietary' } },
+      // Relative: the document is served by the API itself, so its base is where it was fetched.
+      servers: [{ url: '/', description: 'production: the server that serves this document (the API is self-hosted)' }],
       components: {
         securitySchemes: {
           apiKey: {
@@ -158,6 +165,12 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
         },
       },
       security: [{ apiKey: [] }],
+    },
+    // Each operation's scope as its security requirement (OpenAPI 3.1 allows role names for an
+    // http scheme), so clients and readers see it without the prose.
+    transform: ({ schema, url, route }) => {
+      const scope = (route.config as { scope?: string } | undefined)?.scope;
+      return { schema: scope ? { ...schema, security: [{ apiKey: [scope] }] } : schema, url };
     },
     transformObject: (document) => {
       const doc = (document as { openapiObject: Json }).openapiObject as Json & {
@@ -180,8 +193,12 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
           const isWrite = method !== 'get';
           for (const [status, response] of Object.entries(responses)) {
             const headers: Json = { ...COMMON_HEADERS, ...((response.headers as Json | undefined) ?? {}) };
-            if (['429', '503', '409'].includes(status)) headers['Retry-After'] = RETRY_AFTER;
-            if (['401', '403'].includes(status)) headers['WWW-Authenticate'] = CHALLENGE;
+            // Always sent on 429 and 503; on 409 only for a key still in use; the challenge always
+            // on 401, on 403 only for a missing scope.
+            if (['429', '503'].includes(status)) headers['Retry-After'] = { ...RETRY_AFTER, required: true };
+            if (status === '409') headers['Retry-After'] = RETRY_AFTER;
+            if (status === '401') headers['WWW-Authenticate'] = { ...CHALLENGE, required: true };
+            if (status === '403') headers['WWW-Authenticate'] = CHALLENGE;
             if (isWrite && status.startsWith('2')) headers['Idempotent-Replayed'] = REPLAYED;
             if (isWrite && status === '201') headers.Location = LOCATION;
             response.headers = headers;

@@ -156,15 +156,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -244,15 +244,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -298,17 +298,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -354,17 +354,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -410,15 +410,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -464,17 +464,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -520,15 +520,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -574,17 +574,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -647,15 +647,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -718,15 +718,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -772,17 +772,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -828,17 +828,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -884,15 +884,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -938,17 +938,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -994,15 +994,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1048,17 +1048,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1137,15 +1137,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1235,15 +1235,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1289,17 +1289,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1345,17 +1345,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1401,15 +1401,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1455,17 +1455,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1511,15 +1511,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1565,17 +1565,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1669,15 +1669,15 @@ export interface operations {
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1750,15 +1750,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1804,17 +1804,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1860,17 +1860,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1916,15 +1916,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1970,17 +1970,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2026,15 +2026,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2080,15 +2080,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2134,15 +2134,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2188,17 +2188,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2244,15 +2244,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2298,17 +2298,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2403,15 +2403,15 @@ export interface operations {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2488,15 +2488,15 @@ export interface operations {
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2569,15 +2569,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2623,17 +2623,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2679,17 +2679,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2735,15 +2735,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2789,17 +2789,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2845,15 +2845,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2899,15 +2899,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2953,15 +2953,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3007,17 +3007,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3063,15 +3063,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3117,17 +3117,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3190,15 +3190,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3271,15 +3271,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3325,17 +3325,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3381,17 +3381,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3437,15 +3437,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3491,17 +3491,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3547,15 +3547,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3601,17 +3601,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3709,15 +3709,15 @@ export interface operations {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3790,15 +3790,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3844,17 +3844,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3900,17 +3900,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3956,15 +3956,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4010,17 +4010,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4066,15 +4066,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4120,15 +4120,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4174,15 +4174,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4228,17 +4228,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4284,15 +4284,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4338,17 +4338,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {

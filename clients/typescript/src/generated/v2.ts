@@ -356,15 +356,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -444,15 +444,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -498,17 +498,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -554,17 +554,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -610,15 +610,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -664,17 +664,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -720,15 +720,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -774,17 +774,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -847,15 +847,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -918,15 +918,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -972,17 +972,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1028,17 +1028,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1084,15 +1084,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1138,17 +1138,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1194,15 +1194,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1248,17 +1248,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1326,15 +1326,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1420,15 +1420,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1474,17 +1474,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1530,17 +1530,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1586,15 +1586,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1640,17 +1640,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1696,15 +1696,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1750,17 +1750,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1823,15 +1823,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1900,15 +1900,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1954,17 +1954,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2010,17 +2010,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2066,15 +2066,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2120,17 +2120,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2176,15 +2176,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2230,17 +2230,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2310,15 +2310,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2404,15 +2404,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2458,17 +2458,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2514,17 +2514,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2570,15 +2570,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2624,17 +2624,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2680,15 +2680,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2734,17 +2734,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2807,15 +2807,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2884,15 +2884,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2938,17 +2938,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -2994,17 +2994,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3050,15 +3050,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3104,17 +3104,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3160,15 +3160,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3214,17 +3214,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3303,15 +3303,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3401,15 +3401,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3455,17 +3455,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3511,17 +3511,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3567,15 +3567,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3621,17 +3621,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3677,15 +3677,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3731,17 +3731,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3835,15 +3835,15 @@ export interface operations {
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3916,15 +3916,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3970,17 +3970,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4026,17 +4026,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4082,15 +4082,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4136,17 +4136,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4192,15 +4192,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4246,15 +4246,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4300,15 +4300,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4354,17 +4354,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4410,15 +4410,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4464,17 +4464,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4569,15 +4569,15 @@ export interface operations {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4654,15 +4654,15 @@ export interface operations {
           /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
           Location: string;
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4735,15 +4735,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4789,17 +4789,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4845,17 +4845,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4901,15 +4901,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -4955,17 +4955,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5011,15 +5011,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5065,15 +5065,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5119,15 +5119,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5173,17 +5173,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5229,15 +5229,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5283,17 +5283,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5356,15 +5356,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5437,15 +5437,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5491,17 +5491,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5547,17 +5547,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5603,15 +5603,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5657,17 +5657,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5713,15 +5713,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5767,17 +5767,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5875,15 +5875,15 @@ export interface operations {
           /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -5956,15 +5956,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6010,17 +6010,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6066,17 +6066,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6122,15 +6122,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6176,17 +6176,17 @@ export interface operations {
       409: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
           'Retry-After'?: number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6232,15 +6232,15 @@ export interface operations {
       413: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6286,15 +6286,15 @@ export interface operations {
       415: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6340,15 +6340,15 @@ export interface operations {
       422: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6394,17 +6394,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6450,15 +6450,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6504,17 +6504,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6588,15 +6588,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6668,15 +6668,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6722,17 +6722,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6778,17 +6778,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6834,15 +6834,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6888,17 +6888,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6944,15 +6944,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -6998,17 +6998,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7086,15 +7086,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7179,15 +7179,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7233,17 +7233,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7289,17 +7289,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7345,15 +7345,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7399,17 +7399,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7455,15 +7455,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7509,17 +7509,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7589,15 +7589,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7674,15 +7674,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7728,17 +7728,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7784,17 +7784,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7840,15 +7840,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7894,15 +7894,15 @@ export interface operations {
       410: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -7948,17 +7948,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8004,15 +8004,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8058,17 +8058,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8125,15 +8125,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8166,15 +8166,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8220,17 +8220,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8276,17 +8276,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8332,15 +8332,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8386,17 +8386,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8442,15 +8442,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8496,17 +8496,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8573,15 +8573,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8655,15 +8655,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8709,17 +8709,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8765,17 +8765,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8821,15 +8821,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8875,17 +8875,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8931,15 +8931,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -8985,17 +8985,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9052,15 +9052,15 @@ export interface operations {
       200: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9111,15 +9111,15 @@ export interface operations {
       400: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9165,17 +9165,17 @@ export interface operations {
       401: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
+          'WWW-Authenticate': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9221,17 +9221,17 @@ export interface operations {
       403: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
           'WWW-Authenticate'?: string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9277,15 +9277,15 @@ export interface operations {
       404: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9331,17 +9331,17 @@ export interface operations {
       429: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9387,15 +9387,15 @@ export interface operations {
       500: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -9441,17 +9441,17 @@ export interface operations {
       503: {
         headers: {
           /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit'?: number;
+          'RateLimit-Limit': number;
           /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining'?: number;
+          'RateLimit-Remaining': number;
           /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset'?: string;
+          'RateLimit-Reset': string;
           /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
+          'Retry-After': number;
           /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options'?: 'nosniff';
+          'X-Content-Type-Options': 'nosniff';
           /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id'?: string;
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
