@@ -67,7 +67,7 @@ export interface EventRow {
 }
 
 export interface EventFilters {
-  /** only these event types */
+  /** only these event types (all of them within resourceTypes, when both are given) */
   types?: readonly string[] | undefined;
   /** only these resource types (undefined: all of them) */
   resourceTypes?: readonly ResourceType[] | undefined;
@@ -101,9 +101,7 @@ export const eventsRepository = {
     // type, so its cost says nothing about how many there are.
     const branches =
       f.types !== undefined
-        ? f.types
-            .filter((t) => f.resourceTypes === undefined || f.resourceTypes.includes(t.split('.')[0] as ResourceType))
-            .map((t) => `type = $${params.push(t)}`)
+        ? f.types.map((t) => `type = $${params.push(t)}`)
         : f.resourceTypes?.map((t) => `resource_type = $${params.push(t)}`);
     if (branches?.length === 0) return [];
     const limit = `$${params.push(take)}`;

@@ -27,6 +27,7 @@ import {
   READ_SCOPE,
   readableResourceTypes,
   RESOURCE_TYPES,
+  type EventFilters,
   type EventRow,
   type ResourceType,
 } from './events.repository.js';
@@ -136,15 +137,11 @@ function refuseUnreadable(
   throw insufficientScope(scope, `Events about ${hidden} need the scope ${scope} besides events:read.`, { parameter });
 }
 
+const resourceTypeOf = (eventType: string) => eventType.split('.')[0] as ResourceType;
+
 /** The resource types a read with these filters can return (undefined: all). */
-function typesRead(f: {
-  types?: readonly string[] | undefined;
-  resourceTypes?: readonly ResourceType[] | undefined;
-}): readonly ResourceType[] | undefined {
-  if (f.types === undefined) return f.resourceTypes;
-  const named = [...new Set(f.types.map((t) => t.split('.')[0] as ResourceType))];
-  return f.resourceTypes === undefined ? named : named.filter((t) => f.resourceTypes!.includes(t));
-}
+const typesRead = (f: EventFilters): readonly ResourceType[] | undefined =>
+  f.types === undefined ? f.resourceTypes : [...new Set(f.types.map(resourceTypeOf))];
 
 const toEvent = (codec: EventIdCodec, workspaceId: string, { position, ...row }: EventRow): EventT => ({
   id: codec.encode(workspaceId, position),
@@ -220,17 +217,15 @@ export const eventsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
       const readable = readableResourceTypes(scopes);
       const types = valueSet(query.type);
       const resourceTypes = valueSet(query.resource_type);
-      refuseUnreadable(
-        'type',
-        types?.map((t) => t.split('.')[0]!),
-        readable,
-      );
+      refuseUnreadable('type', types?.map(resourceTypeOf), readable);
       refuseUnreadable('resource_type', resourceTypes, readable);
+      // Always within what the key may read; no condition at all when that is everything.
+      const within = (resourceTypes ?? (readable.length === RESOURCE_TYPES.length ? undefined : readable)) as
+        ResourceType[] | undefined;
       const filters = {
-        types,
-        // Always within what the key may read; no condition at all when that is everything.
-        resourceTypes: (resourceTypes ?? (readable.length === RESOURCE_TYPES.length ? undefined : readable)) as
-          ResourceType[] | undefined,
+        // Event types outside the resource types read select nothing: the read needs one list.
+        types: types?.filter((t) => within === undefined || within.includes(resourceTypeOf(t))),
+        resourceTypes: within,
         resourceId: query.resource_id,
       };
       const ids = await services.eventIds();
