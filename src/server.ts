@@ -8,7 +8,7 @@ import { openStore } from './infra/store.js';
 import { ownerSocketPath, startOwnerChannel } from './modules/owner/owner-channel.js';
 import { ownerCommands, type OwnerContext } from './modules/owner/owner.service.js';
 import { workspacesRepository } from './modules/workspaces/workspaces.repository.js';
-import { SCOPES } from './modules/api-keys/scopes.js';
+import { SCOPES } from './shared/scopes.js';
 
 export interface RunningServer {
   url: string;

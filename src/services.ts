@@ -6,8 +6,8 @@ import type { Authenticator } from './modules/api-keys/authenticator.js';
 import type { UsageRecorder } from './modules/api-keys/usage-recorder.js';
 import type { EventIdCodec } from './modules/events/event-ids.js';
 import type { CursorCodec } from './shared/cursor.js';
-import type { IdempotencyStore } from './shared/idempotency.js';
-import type { RateLimiter } from './shared/rate-limiter.js';
+import type { IdempotencyStore } from './infra/idempotency-store.js';
+import type { RateLimiter } from './infra/rate-limiter.js';
 
 export interface Services {
   config: Config;

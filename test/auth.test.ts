@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { digestSecret, issueKey, KEY_PREFIX, parseKey } from '../src/modules/api-keys/key-format.js';
-import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+import { SCOPES, type Scope } from '../src/shared/scopes.js';
 import { OwnerError, ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
   contactBody,

@@ -16,6 +16,7 @@ import {
   type TestWorkspace,
   logLines,
 } from './harness.js';
+import { dereference } from './openapi-documents.js';
 
 const ERROR_KEYS = ['type', 'code', 'message', 'request_id', 'details'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -308,7 +309,7 @@ describe('the v1 interface description', () => {
   let doc: any;
   before(async () => {
     const r = await server.request('GET', '/v1/openapi.json');
-    doc = r.json;
+    doc = dereference(r.json);
   });
 
   test('is public, JSON, OpenAPI 3.1, version 1.0.0, and the same bytes every time', async () => {

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
-import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+import { SCOPES, type Scope } from '../src/shared/scopes.js';
 import type { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { assertMatchesContract } from './contract.js';
 

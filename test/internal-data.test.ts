@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { SCOPES } from '../src/modules/api-keys/scopes.js';
+import { SCOPES } from '../src/shared/scopes.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, logLines, sleep, startTestServer, type RequestOptions } from './harness.js';
 import {

@@ -1,10 +1,19 @@
 // The committed interface descriptions (docs/openapi/*.json) are the published contract: the
 // documents the service serves must equal them byte for byte. After an intended change, run
-// `npm run openapi` and commit the diff.
+// `npm run openapi` and commit the diff. Version 1 must also stay compatible with 1.0.0.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import Fastify from 'fastify';
+import { v1 } from '../src/api/v1.js';
+import { v2 } from '../src/api/v2.js';
+import type { Services } from '../src/services.js';
+import { breakingChanges } from '../scripts/openapi-breaking.js';
 import { PUBLISHED_VERSIONS, renderDocuments } from '../scripts/openapi.js';
+import { committedDocument } from './openapi-documents.js';
+
+const raw = (v: string) => JSON.parse(readFileSync(new URL(`../docs/openapi/${v}.json`, import.meta.url), 'utf8'));
+const baseline = () => raw('baseline/v1-1.0.0');
 
 test('served OpenAPI documents equal the committed ones', async () => {
   const served = await renderDocuments();
@@ -17,4 +26,76 @@ test('served OpenAPI documents equal the committed ones', async () => {
 test('documents are deterministic', async () => {
   const [a, b] = [await renderDocuments(), await renderDocuments()];
   assert.deepEqual(a, b);
+});
+
+const withoutTitles = (node: any): any => {
+  if (Array.isArray(node)) return node.map(withoutTitles);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'title' && typeof v === 'string'))
+      .map(([k, v]) => [k, withoutTitles(v)]),
+  );
+};
+
+test('components only change the structure: the inline document is the committed one dereferenced', async () => {
+  // The versions as the routes declare them, every schema inline (no request is served).
+  const app = Fastify();
+  const services = {} as Services;
+  await app.register(v1, { prefix: '/v1', services, inlineOpenApi: true });
+  await app.register(v2, { prefix: '/v2', services, inlineOpenApi: true });
+  try {
+    for (const v of PUBLISHED_VERSIONS) {
+      const inline = (await app.inject({ method: 'GET', url: `/${v}/openapi.json` })).json();
+      assert.equal(JSON.stringify(inline).includes('$ref'), false, 'the inline document has no reference');
+      // A schema's title is the name it is published under; the rest must be the same.
+      const { info, components, ...rest } = inline;
+      const expected = { info, ...withoutTitles(rest), components: { securitySchemes: components.securitySchemes } };
+      assert.deepEqual(committedDocument(v), expected, v);
+    }
+  } finally {
+    await app.close();
+  }
+});
+
+test('every resource is a named schema, used by reference', () => {
+  const v2 = raw('v2');
+  const names = Object.keys(v2.components.schemas);
+  for (const name of ['Contact', 'ContactCreate', 'ContactUpdate', 'Appointment', 'Workspace', 'PipelineStage']) {
+    assert.ok(names.includes(name), name);
+  }
+  for (const name of ['CatalogItem', 'Conversation', 'Message', 'Automation', 'Event', 'Error', 'PageInfo']) {
+    assert.ok(names.includes(name), name);
+  }
+  const text = JSON.stringify(v2);
+  assert.ok((text.match(/"\$ref"/g) ?? []).length >= 50);
+});
+
+test('version 1 has no breaking change since 1.0.0 (the gate of .ci/run)', () => {
+  assert.deepEqual(breakingChanges(baseline(), raw('v1')), []);
+});
+
+test('the gate sees breaking changes, and lets additions through', () => {
+  const changed = (edit: (doc: any) => void) => {
+    const doc = committedDocument('v1');
+    edit(doc);
+    return breakingChanges(baseline(), doc);
+  };
+  const contact = (doc: any) =>
+    doc.paths['/v1/contacts/{id}'].get.responses['200'].content['application/json'].schema.properties.data;
+  const removed = changed((doc) => delete doc.paths['/v1/appointments/{id}']);
+  assert.ok(removed.length > 0, 'an operation removed');
+  const property = changed((doc) => {
+    delete contact(doc).properties.email;
+    contact(doc).required = contact(doc).required.filter((p: string) => p !== 'email');
+  });
+  assert.ok(property.length > 0, 'a response property removed');
+  const required = changed((doc) => {
+    doc.paths['/v1/contacts'].get.parameters.find((p: any) => p.name === 'limit').required = true;
+  });
+  assert.ok(required.length > 0, 'an optional parameter made required');
+  const added = changed((doc) => {
+    doc.paths['/v1/contacts'].get.parameters.push({ name: 'origin', in: 'query', schema: { type: 'string' } });
+  });
+  assert.deepEqual(added, [], 'an optional query parameter added');
 });

@@ -14,6 +14,7 @@ import {
   sorted,
   useV2Workspaces,
 } from './v2-support.js';
+import { dereference } from './openapi-documents.js';
 
 useV2Workspaces();
 
@@ -25,8 +26,8 @@ describe('/v2/openapi.json', () => {
   before(async () => {
     const r = await server.request('GET', '/v2/openapi.json');
     assert.equal(r.status, 200, r.text);
-    doc = r.json;
-    v1doc = (await server.request('GET', '/v1/openapi.json')).json;
+    doc = dereference(r.json);
+    v1doc = dereference((await server.request('GET', '/v1/openapi.json')).json);
   });
 
   test('public, OpenAPI 3.1.x, info.version 2.0.0', async () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { SCOPES, type Scope } from '../src/modules/api-keys/scopes.js';
+import { SCOPES, type Scope } from '../src/shared/scopes.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
 import {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before } from 'node:test';
-import type { Scope } from '../src/modules/api-keys/scopes.js';
+import type { Scope } from '../src/shared/scopes.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
   eventPosition,

@@ -3,11 +3,18 @@
 // the conventions every operation shares added once here.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import type { RouteOptions } from '../services.js';
+import { componentize } from './openapi-components.js';
 
 interface DocumentInfo {
   title: string;
   version: string;
   description: string;
+}
+
+export interface VersionOptions extends RouteOptions {
+  /** Publish every schema inline, as the routes declare them (tests compare it with the components). */
+  inlineOpenApi?: boolean;
 }
 
 const TAGS: { name: string; description: string }[] = [
@@ -148,11 +155,15 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  info: DocumentInfo,
+  { inline = false }: { inline?: boolean } = {},
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { ...info, license: { name: 'Proprietary' } },
+      info: { ...info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
       // Relative: the document is served by the API itself, so its base is where it was fetched.
       servers: [{ url: '/', description: 'production: the server that serves this document (the API is self-hosted)' }],
       components: {
@@ -207,7 +218,7 @@ export async function registerOpenApi(app: FastifyInstance, info: DocumentInfo):
           }
         }
       }
-      return sortKeys(doc) as Json;
+      return sortKeys(inline ? doc : componentize(doc)) as Json;
     },
   });
 

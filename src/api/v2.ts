@@ -8,17 +8,20 @@ import { contactsRoutes } from '../modules/contacts/contacts.routes.js';
 import { conversationsRoutes } from '../modules/conversations/conversations.routes.js';
 import { eventsRoutes } from '../modules/events/events.routes.js';
 import { pipelineRoutes } from '../modules/pipeline/pipeline.routes.js';
-import { workspaceRoutes } from '../modules/workspaces/workspace.routes.js';
-import type { RouteOptions } from '../services.js';
+import { workspaceRoutes } from '../modules/workspaces/workspaces.routes.js';
 import { API_DESCRIPTION, SYNC_GUIDE, V2_DESCRIPTION } from './description.js';
-import { registerOpenApi } from './openapi.js';
+import { registerOpenApi, type VersionOptions } from './openapi.js';
 
-export async function v2(app: FastifyInstance, opts: RouteOptions): Promise<void> {
-  await registerOpenApi(app, {
-    title: 'Workspace Public API',
-    version: '2.0.0',
-    description: `${API_DESCRIPTION}\n\n${V2_DESCRIPTION}\n\n${SYNC_GUIDE}`,
-  });
+export async function v2(app: FastifyInstance, opts: VersionOptions): Promise<void> {
+  await registerOpenApi(
+    app,
+    {
+      title: 'Workspace Public API',
+      version: '2.0.0',
+      description: `${API_DESCRIPTION}\n\n${V2_DESCRIPTION}\n\n${SYNC_GUIDE}`,
+    },
+    { inline: opts.inlineOpenApi },
+  );
   const { services } = opts;
   await app.register(workspaceRoutes, { services });
   await app.register(contactsRoutes, { services });

@@ -8,7 +8,7 @@ import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
 import type { Metrics } from '../infra/metrics.js';
 import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
-import type { RateLimitDecision, RateLimiter } from '../shared/rate-limiter.js';
+import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
 import './types.js';
 
 export interface GuardOptions {

@@ -1,6 +1,6 @@
 // What routes declare about themselves in `config`, and what the guard attaches to a request.
 import type { Principal } from '../modules/api-keys/authenticator.js';
-import type { Scope } from '../modules/api-keys/scopes.js';
+import type { Scope } from '../shared/scopes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -51,7 +51,7 @@ export const ErrorBody = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Error' },
 );
 
 export const PageInfo = Type.Object(
@@ -62,13 +62,25 @@ export const PageInfo = Type.Object(
       Type.String({ maxLength: 1024, description: 'Opaque cursor for the next page; null when there is none.' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PageInfo' },
 );
 
-export const Page = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item, { maxItems: LIMIT_MAX }), page: PageInfo }, { additionalProperties: false });
+/**
+ * The title of an envelope of a named resource (ContactPage for a page of Contact): a `title`
+ * names a schema once in the published documents (api/openapi-components.ts).
+ */
+const envelopeTitle = (item: TSchema, suffix: string) =>
+  'title' in item && typeof item.title === 'string' ? { title: `${item.title}${suffix}` } : {};
 
-export const Single = <T extends TSchema>(item: T) => Type.Object({ data: item }, { additionalProperties: false });
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object(
+    { data: Type.Array(item, { maxItems: LIMIT_MAX }), page: PageInfo },
+    { additionalProperties: false, ...envelopeTitle(item, 'Page') },
+  );
+
+/** The answer carrying one resource: { "data": ... } (ContactResult for a Contact). */
+export const Single = <T extends TSchema>(item: T) =>
+  Type.Object({ data: item }, { additionalProperties: false, ...envelopeTitle(item, 'Result') });
 
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;

@@ -12,9 +12,10 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import type { Database } from '../../src/infra/database.js';
 import { KEY_PREFIX } from '../../src/modules/api-keys/key-format.js';
-import type { Scope } from '../../src/modules/api-keys/scopes.js';
+import type { Scope } from '../../src/shared/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
 import { STORE, type TestResponse, type TestServer } from '../harness.js';
+import { dereference } from '../openapi-documents.js';
 
 export { STORE };
 
@@ -138,13 +139,13 @@ export interface Operation {
 
 export type Documents = Record<Version, any>;
 
-/** The OpenAPI documents as the running server serves them. */
+/** The OpenAPI documents as the running server serves them, dereferenced. */
 export async function publishedDocuments(server: TestServer): Promise<Documents> {
   const docs = {} as Documents;
   for (const v of VERSIONS) {
     const r = await server.request('GET', `/${v}/openapi.json`);
     assert.equal(r.status, 200, `/${v}/openapi.json: ${r.text.slice(0, 200)}`);
-    docs[v] = r.json;
+    docs[v] = dereference(r.json);
   }
   return docs;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { SCOPES, type Scope } from '../../src/modules/api-keys/scopes.js';
+import { SCOPES, type Scope } from '../../src/shared/scopes.js';
 import { idem } from '../harness.js';
 import {
   assertErrorObject,

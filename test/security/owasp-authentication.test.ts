@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { issueKey } from '../../src/modules/api-keys/key-format.js';
-import { SCOPES } from '../../src/modules/api-keys/scopes.js';
+import { SCOPES } from '../../src/shared/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
 import { idem, sleep, startTestServer, type RequestOptions, logLines } from '../harness.js';
 import {

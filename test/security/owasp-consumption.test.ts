@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, test } from 'node:test';
-import { SCOPES } from '../../src/modules/api-keys/scopes.js';
+import { SCOPES } from '../../src/shared/scopes.js';
 import { idem, sleep } from '../harness.js';
 import {
   assertErrorObject,

@@ -19,8 +19,9 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
-import { READ_SCOPE, RESOURCE_TYPES, type ResourceType } from '../../src/modules/events/events.repository.js';
-import { SCOPES, type Scope } from '../../src/modules/api-keys/scopes.js';
+import { READ_SCOPE } from '../../src/modules/events/events.repository.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../src/modules/events/events.schemas.js';
+import { SCOPES, type Scope } from '../../src/shared/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
 import {
   contactBody,

@@ -14,7 +14,7 @@
 //   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body.
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths as V1Paths } from './generated/v1.js';
-import type { paths as V2Paths } from './generated/v2.js';
+import type { components as V2Components, paths as V2Paths } from './generated/v2.js';
 
 export type { V1Paths, V2Paths };
 
@@ -40,24 +40,26 @@ export type ClientPaths<Paths> = {
 export type V1Client = Client<ClientPaths<V1Paths>, 'application/json'>;
 export type V2Client = Client<ClientPaths<V2Paths>, 'application/json'>;
 
-type Json<Response> = Response extends { content: { 'application/json': infer Body } } ? Body : never;
-type Ok<Path extends keyof V2Paths> = V2Paths[Path] extends { get: { responses: { 200: infer R } } } ? Json<R> : never;
-type Item<Path extends keyof V2Paths> = Ok<Path> extends { data: (infer T)[] } ? T : never;
+/** The named schemas of the v2 document (a superset of v1's): one type per resource. */
+type Schemas = V2Components['schemas'];
 
-export type Contact = Ok<'/v2/contacts/{id}'>['data'];
-export type Appointment = Ok<'/v2/appointments/{id}'>['data'];
-export type Workspace = Ok<'/v2/workspace'>['data'];
-export type PipelineStage = Item<'/v2/pipeline/stages'>;
-export type CatalogItem = Ok<'/v2/catalog/items/{id}'>['data'];
-export type Conversation = Item<'/v2/conversations'>;
-export type Message = Item<'/v2/conversations/{contact_id}/messages'>;
-export type Automation = Ok<'/v2/automations/{id}'>['data'];
-export type WorkspaceEvent = Item<'/v2/events'>;
+export type Contact = Schemas['Contact'];
+export type ContactStatus = Schemas['ContactStatus'];
+export type Appointment = Schemas['Appointment'];
+export type AppointmentStatus = Schemas['AppointmentStatus'];
+export type Workspace = Schemas['Workspace'];
+export type PipelineStage = Schemas['PipelineStage'];
+export type CatalogItem = Schemas['CatalogItem'];
+export type Conversation = Schemas['Conversation'];
+export type Message = Schemas['Message'];
+export type Automation = Schemas['Automation'];
+export type WorkspaceEvent = Schemas['Event'];
+export type EventsHead = Schemas['EventsHead'];
 export type EventsQuery = NonNullable<V2Paths['/v2/events']['get']['parameters']['query']>;
-export type ContactCreate = Json<V2Paths['/v2/contacts']['post']['requestBody']>;
-export type ContactUpdate = Json<V2Paths['/v2/contacts/{id}']['patch']['requestBody']>;
+export type ContactCreate = Schemas['ContactCreate'];
+export type ContactUpdate = Schemas['ContactUpdate'];
 /** The `error` object of every error response. */
-export type ErrorBody = Json<V2Paths['/v2/contacts']['get']['responses'][400]>['error'];
+export type ErrorBody = Schemas['Error']['error'];
 
 /** The page envelope of every list. */
 export interface Page<T> {

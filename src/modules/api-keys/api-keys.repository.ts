@@ -1,6 +1,6 @@
 // API keys and their usage trail. The secret itself is never stored: only its SHA-256 digest.
 import type { Queryable } from '../../infra/database.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../../shared/scopes.js';
 
 export interface ApiKeyRow {
   id: string;

@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Database } from '../../infra/database.js';
 import { apiKeysRepository, type KeyCredentialRow } from './api-keys.repository.js';
 import { digestSecret, parseKey } from './key-format.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../../shared/scopes.js';
 
 export const AUTH_CHANGED_CHANNEL = 'auth_changed';
 

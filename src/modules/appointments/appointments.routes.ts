@@ -1,34 +1,30 @@
 // Appointment operations (spec 4.2): read-only; calendar writes are not offered.
-import type { FastifyPluginAsync } from 'fastify';
-import { getRoute, listRoute } from '../../shared/resource-routes.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/principal.js';
+import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import type { RouteOptions } from '../../services.js';
-import { appointmentsSpec } from './appointments.repository.js';
+import { appointmentsSpec as spec } from './appointments.repository.js';
 import { Appointment, AppointmentListQuery } from './appointments.schemas.js';
 
-const tags = ['Appointments'];
+const described = { scope: 'appointments:read', tags: ['Appointments'], item: Appointment, spec } as const;
 
-export const appointmentsRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
-  listRoute(app, services, {
-    path: '/appointments',
-    scope: 'appointments:read',
-    operationId: 'listAppointments',
-    summary: 'List appointments',
-    description:
-      'Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.',
-    tags,
-    querystring: AppointmentListQuery,
-    item: Appointment,
-    spec: appointmentsSpec,
-  });
+export const appointmentsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+  app.get(
+    '/appointments',
+    listOperation({
+      ...described,
+      operationId: 'listAppointments',
+      summary: 'List appointments',
+      description:
+        'Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.',
+      querystring: AppointmentListQuery,
+    }),
+    async (request) => listPage(services, spec, principalOf(request).workspaceId, request.query),
+  );
 
-  getRoute(app, services, {
-    path: '/appointments/:id',
-    scope: 'appointments:read',
-    operationId: 'getAppointment',
-    summary: 'Get an appointment',
-    tags,
-    item: Appointment,
-    spec: appointmentsSpec,
-    noun: 'appointment',
-  });
+  app.get(
+    '/appointments/:id',
+    getOperation({ ...described, operationId: 'getAppointment', summary: 'Get an appointment', noun: 'appointment' }),
+    async (request) => getOne(services, spec, 'appointment', principalOf(request).workspaceId, request.params.id),
+  );
 };

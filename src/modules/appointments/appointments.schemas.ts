@@ -15,6 +15,7 @@ export type AppointmentStatus = (typeof APPOINTMENT_STATUSES)[number];
 export const AppointmentStatusSchema = Type.Unsafe<AppointmentStatus>({
   type: 'string',
   enum: [...APPOINTMENT_STATUSES],
+  title: 'AppointmentStatus',
 });
 
 export const Appointment = Type.Object(
@@ -33,7 +34,7 @@ export const Appointment = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Appointment' },
 );
 export type AppointmentT = Static<typeof Appointment>;
 

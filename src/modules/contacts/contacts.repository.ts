@@ -1,6 +1,6 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
 import type { Queryable } from '../../infra/database.js';
-import { equals, updatedAfter, type ListSpec } from '../../shared/keyset-list.js';
+import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import type { ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
 

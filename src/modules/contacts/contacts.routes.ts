@@ -2,10 +2,11 @@
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../shared/errors.js';
-import { getRoute, listRoute } from '../../shared/resource-routes.js';
-import { writeResponses } from '../../shared/responses.js';
+import { principalOf } from '../../http/principal.js';
+import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
+import { writeResponses } from '../../http/responses.js';
 import { IdempotencyHeaders, Single } from '../../shared/schemas.js';
-import { idempotentWrite } from '../../shared/write-reply.js';
+import { idempotentWrite } from '../../http/write-reply.js';
 import type { RouteOptions } from '../../services.js';
 import { contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
@@ -19,6 +20,7 @@ import {
 } from './contacts.schemas.js';
 
 const tags = ['Contacts'];
+const described = { scope: 'contacts:read', tags, item: Contact, spec: contactsSpec } as const;
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   // Location of a created contact, under the version it was created through (/v1 or /v2).
@@ -27,18 +29,18 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     return typeof id === 'string' ? `${app.prefix}/contacts/${id}` : undefined;
   };
 
-  listRoute(app, services, {
-    path: '/contacts',
-    scope: 'contacts:read',
-    operationId: 'listContacts',
-    summary: 'List contacts',
-    description:
-      'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
-    tags,
-    querystring: ContactListQuery,
-    item: Contact,
-    spec: contactsSpec,
-  });
+  app.get(
+    '/contacts',
+    listOperation({
+      ...described,
+      operationId: 'listContacts',
+      summary: 'List contacts',
+      description:
+        'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
+      querystring: ContactListQuery,
+    }),
+    async (request) => listPage(services, contactsSpec, principalOf(request).workspaceId, request.query),
+  );
 
   app.post(
     '/contacts',
@@ -72,16 +74,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       ),
   );
 
-  getRoute(app, services, {
-    path: '/contacts/:id',
-    scope: 'contacts:read',
-    operationId: 'getContact',
-    summary: 'Get a contact',
-    tags,
-    item: Contact,
-    spec: contactsSpec,
-    noun: 'contact',
-  });
+  app.get(
+    '/contacts/:id',
+    getOperation({ ...described, operationId: 'getContact', summary: 'Get a contact', noun: 'contact' }),
+    async (request) => getOne(services, contactsSpec, 'contact', principalOf(request).workspaceId, request.params.id),
+  );
 
   app.patch(
     '/contacts/:id',

@@ -28,6 +28,7 @@ export const ContactStatusSchema = Type.Unsafe<ContactStatus>({
   type: 'string',
   enum: [...CONTACT_STATUSES],
   description: 'Pipeline stage of the contact.',
+  title: 'ContactStatus',
 });
 
 export const Contact = Type.Object(
@@ -48,7 +49,7 @@ export const Contact = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Contact' },
 );
 export type ContactT = Static<typeof Contact>;
 
@@ -70,6 +71,7 @@ export const WRITABLE_CONTACT_FIELDS = Object.keys(writableProperties) as (keyof
 
 export const ContactCreate = Type.Object(writableProperties, {
   additionalProperties: false,
+  title: 'ContactCreate',
   description: 'Carries the key name or company_name, and at least one of the keys email, phone, whatsapp.',
   allOf: [
     {
@@ -85,6 +87,7 @@ export const ContactCreate = Type.Object(writableProperties, {
 
 export const ContactUpdate = Type.Object(writableProperties, {
   additionalProperties: false,
+  title: 'ContactUpdate',
   minProperties: 1,
   description: 'Only the properties sent are changed; send null to clear a nullable property.',
 });

@@ -2,27 +2,16 @@
 // workspace's sync clock, which it holds until commit, so every event a reader has not seen yet
 // sorts after the ones it has (db/migrations/0009).
 import type { Queryable } from '../../infra/database.js';
-import type { Scope } from '../api-keys/scopes.js';
+import type { Scope } from '../../shared/scopes.js';
 import { Appointment } from '../appointments/appointments.schemas.js';
-import { Automation } from '../automations/automations.routes.js';
-import { CatalogItem } from '../catalog/catalog.routes.js';
+import { Automation } from '../automations/automations.schemas.js';
+import { CatalogItem } from '../catalog/catalog.schemas.js';
 import { Contact } from '../contacts/contacts.schemas.js';
-import { Conversation, Message } from '../conversations/conversations.routes.js';
-import { PipelineStage } from '../pipeline/pipeline.routes.js';
-import { Workspace } from '../workspaces/workspace.routes.js';
+import { Conversation, Message } from '../conversations/conversations.schemas.js';
+import { PipelineStage } from '../pipeline/pipeline.schemas.js';
+import { Workspace } from '../workspaces/workspaces.schemas.js';
 import { MAX_SEQ, type EventPosition } from './event-ids.js';
-
-export const RESOURCE_TYPES = [
-  'workspace',
-  'contact',
-  'pipeline_stage',
-  'appointment',
-  'catalog_item',
-  'conversation',
-  'message',
-  'automation',
-] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
+import { RESOURCE_TYPES, type ResourceType } from './events.schemas.js';
 
 /**
  * The scope that reads each resource type on its own routes (spec 4.3): the feed shows a key the

@@ -6,7 +6,7 @@ import { retryingConflicts, type Database, type Queryable } from '../../infra/da
 import { apiKeysRepository, type ApiKeyRow, type UsageRow } from '../api-keys/api-keys.repository.js';
 import { AUTH_CHANGED_CHANNEL } from '../api-keys/authenticator.js';
 import { issueKey } from '../api-keys/key-format.js';
-import { isScope, SCOPES, type Scope } from '../api-keys/scopes.js';
+import { isScope, SCOPES, type Scope } from '../../shared/scopes.js';
 import { workspacesRepository, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
 import {
   DEFAULT_SEED,

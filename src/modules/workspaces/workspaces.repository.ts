@@ -30,7 +30,12 @@ export const workspacesRepository = {
   },
 
   async find(db: Queryable, id: string): Promise<WorkspaceRow | null> {
-    const { rows } = await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1`, [id]);
+    // Prepared once: every GET /v2/workspace runs it.
+    const { rows } = await db.query<WorkspaceRow>(
+      `SELECT ${COLUMNS} FROM workspaces WHERE id = $1`,
+      [id],
+      'workspace_find',
+    );
     return rows[0] ?? null;
   },
 

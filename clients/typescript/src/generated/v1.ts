@@ -113,11 +113,470 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: never;
-  responses: never;
-  parameters: never;
+  schemas: {
+    Appointment: {
+      /** Format: uuid */
+      contact_id: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** Format: date-time */
+      ends_at: string | null;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /**
+       * @description Where the appointment was booked.
+       * @example website
+       */
+      source: string | null;
+      /** Format: date-time */
+      starts_at: string | null;
+      status: components['schemas']['AppointmentStatus'];
+      /**
+       * @description IANA time zone the appointment was booked in.
+       * @example America/Sao_Paulo
+       */
+      timezone: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    AppointmentPage: {
+      data: components['schemas']['Appointment'][];
+      page: components['schemas']['PageInfo'];
+    };
+    AppointmentResult: {
+      data: components['schemas']['Appointment'];
+    };
+    /** @enum {string} */
+    AppointmentStatus: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+    Contact: {
+      company_name: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** Format: email */
+      email: string | null;
+      /** @description Identifier chosen by the caller (set through the upsert). */
+      external_id: string | null;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      name: string | null;
+      origin: string | null;
+      /** @example +5511912345678 */
+      phone: string | null;
+      /** @description Pipeline stage of the contact. */
+      status: components['schemas']['ContactStatus'];
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+      /** @example +5511987654321 */
+      whatsapp: string | null;
+    };
+    /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
+    ContactCreate: {
+      company_name?: string | null;
+      /** Format: email */
+      email?: string | null;
+      name?: string | null;
+      origin?: string | null;
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      phone?: string | null;
+      /** @description Pipeline stage of the contact. */
+      status?: components['schemas']['ContactStatus'];
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      whatsapp?: string | null;
+    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    ContactPage: {
+      data: components['schemas']['Contact'][];
+      page: components['schemas']['PageInfo'];
+    };
+    ContactResult: {
+      data: components['schemas']['Contact'];
+    };
+    /** @enum {string} */
+    ContactStatus:
+      | 'cold_list'
+      | 'prospecting_started'
+      | 'talking'
+      | 'qualified_conversation'
+      | 'nurturing'
+      | 'scheduled'
+      | 'meeting'
+      | 'post_meeting'
+      | 'customer_confirmed'
+      | 'lost';
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    ContactUpdate: {
+      company_name?: string | null;
+      /** Format: email */
+      email?: string | null;
+      name?: string | null;
+      origin?: string | null;
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      phone?: string | null;
+      /** @description Pipeline stage of the contact. */
+      status?: components['schemas']['ContactStatus'];
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      whatsapp?: string | null;
+    };
+    Error: {
+      error: {
+        /** @description Stable machine-readable code; see the error catalog in the service description. */
+        code: string;
+        details?: {
+          [key: string]: unknown;
+        };
+        /** @description Human-readable explanation; safe to show, never contains secrets. */
+        message: string;
+        /** @description Equals the X-Request-Id header of the same response. */
+        request_id: string;
+        /**
+         * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+         * @enum {string}
+         */
+        type:
+          | 'invalid_request'
+          | 'authentication_error'
+          | 'permission_error'
+          | 'not_found'
+          | 'idempotency_error'
+          | 'validation_error'
+          | 'rate_limit_error'
+          | 'api_error';
+      };
+    };
+    PageInfo: {
+      /** @description Whether a further page exists. */
+      has_more: boolean;
+      /**
+       * Format: int32
+       * @description The page size applied.
+       */
+      limit: number;
+      next_cursor: string | null;
+    };
+  };
+  responses: {
+    /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+    BadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Request body too large. */
+    BodyTooLarge: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "payload_too_large",
+         *         "message": "Request body too large.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+    Conflict: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After-Optional'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "idempotency_key_reused",
+         *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "idempotency_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Workspace suspended, or the key lacks the required scope. */
+    Forbidden: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'WWW-Authenticate': components['headers']['WWW-Authenticate-Optional'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "insufficient_scope",
+         *         "message": "Workspace suspended, or the key lacks the required scope.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "permission_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description No such resource in this workspace. */
+    NotFound: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "resource_not_found",
+         *         "message": "No such resource in this workspace.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "not_found"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Unexpected error. */
+    ServerError: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "internal_error",
+         *         "message": "Unexpected error.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "api_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Service temporarily unavailable; see Retry-After. */
+    ServiceUnavailable: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "service_unavailable",
+         *         "message": "Service temporarily unavailable; see Retry-After.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "api_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Rate limit exceeded; see Retry-After. */
+    TooManyRequests: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "rate_limit_exceeded",
+         *         "message": "Rate limit exceeded; see Retry-After.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "rate_limit_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Missing, malformed, unknown, expired or revoked API key. */
+    Unauthorized: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_api_key",
+         *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "authentication_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description The body breaks its schema or a cross-field rule. */
+    UnprocessableEntity: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "The body breaks its schema or a cross-field rule.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "validation_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Request body is not application/json. */
+    UnsupportedMediaType: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "unsupported_media_type",
+         *         "message": "Request body is not application/json.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+  };
+  parameters: {
+    /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+    Cursor: string;
+    /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+    IdempotencyKey: string;
+    /** @description Page size, an integer from 1 to 100 (default 50). */
+    Limit: number;
+  };
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+    'Idempotent-Replayed': 'true';
+    /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
+    Location: string;
+    /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
+    'RateLimit-Limit': number;
+    /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
+    'RateLimit-Remaining': number;
+    /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
+    'RateLimit-Reset': string;
+    /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
+    'Retry-After': number;
+    /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
+    'Retry-After-Optional': number;
+    /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+    'WWW-Authenticate': string;
+    /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+    'WWW-Authenticate-Optional': string;
+    /** @description Always nosniff: the body is what Content-Type says. */
+    'X-Content-Type-Options': 'nosniff';
+    /** @description Identifier of this request; equals error.request_id on errors. */
+    'X-Request-Id': string;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -126,15 +585,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only appointments updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
          */
         updated_after?: string;
-        status?: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+        status?: components['schemas']['AppointmentStatus'];
         /**
          * @description Only appointments starting at or after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -155,16 +614,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -190,442 +644,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** Format: uuid */
-              contact_id: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: date-time */
-              ends_at: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /**
-               * @description Where the appointment was booked.
-               * @example website
-               */
-              source: string | null;
-              /** Format: date-time */
-              starts_at: string | null;
-              /** @enum {string} */
-              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
-              /**
-               * @description IANA time zone the appointment was booked in.
-               * @example America/Sao_Paulo
-               */
-              timezone: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['AppointmentPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getAppointment: {
@@ -646,16 +674,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -674,458 +697,32 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** Format: uuid */
-              contact_id: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: date-time */
-              ends_at: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /**
-               * @description Where the appointment was booked.
-               * @example website
-               */
-              source: string | null;
-              /** Format: date-time */
-              starts_at: string | null;
-              /** @enum {string} */
-              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
-              /**
-               * @description IANA time zone the appointment was booked in.
-               * @example America/Sao_Paulo
-               */
-              timezone: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['AppointmentResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listContacts: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only contacts updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
          */
         updated_after?: string;
         /** @description Pipeline stage of the contact. */
-        status?:
-          | 'cold_list'
-          | 'prospecting_started'
-          | 'talking'
-          | 'qualified_conversation'
-          | 'nurturing'
-          | 'scheduled'
-          | 'meeting'
-          | 'post_meeting'
-          | 'customer_confirmed'
-          | 'lost';
+        status?: components['schemas']['ContactStatus'];
       };
       header?: never;
       path?: never;
@@ -1136,16 +733,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -1173,450 +765,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   createContact: {
@@ -1624,7 +782,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path?: never;
       cookie?: never;
@@ -1632,52 +790,20 @@ export interface operations {
     /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        } & ((unknown | unknown) & (unknown | unknown | unknown));
+        'application/json': components['schemas']['ContactCreate'];
       };
     };
     responses: {
       /** @description Default Response */
       201: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
-          Location: string;
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          Location: components['headers']['Location'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -1698,658 +824,20 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   upsertContactByExternalId: {
@@ -2357,7 +845,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path: {
         /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
@@ -2368,50 +856,19 @@ export interface operations {
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2432,71 +889,19 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
       /** @description Default Response */
       201: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
-          Location: string;
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          Location: components['headers']['Location'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2517,658 +922,20 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getContact: {
@@ -3189,16 +956,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -3219,440 +981,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   updateContact: {
@@ -3660,7 +998,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path: {
         /**
@@ -3674,50 +1012,19 @@ export interface operations {
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -3738,658 +1045,20 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
 }

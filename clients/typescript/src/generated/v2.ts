@@ -313,11 +313,779 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: never;
-  responses: never;
-  parameters: never;
+  schemas: {
+    Appointment: {
+      /** Format: uuid */
+      contact_id: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** Format: date-time */
+      ends_at: string | null;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /**
+       * @description Where the appointment was booked.
+       * @example website
+       */
+      source: string | null;
+      /** Format: date-time */
+      starts_at: string | null;
+      status: components['schemas']['AppointmentStatus'];
+      /**
+       * @description IANA time zone the appointment was booked in.
+       * @example America/Sao_Paulo
+       */
+      timezone: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    AppointmentPage: {
+      data: components['schemas']['Appointment'][];
+      page: components['schemas']['PageInfo'];
+    };
+    AppointmentResult: {
+      data: components['schemas']['Appointment'];
+    };
+    /** @enum {string} */
+    AppointmentStatus: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+    Automation: {
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** Format: int64 */
+      failure_count: number;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /** Format: date-time */
+      last_run_at: string | null;
+      /** @example Confirm appointments the day before */
+      name: string;
+      /** Format: int64 */
+      run_count: number;
+      /** @enum {string} */
+      status: 'active' | 'paused' | 'draft';
+      /** Format: int64 */
+      success_count: number;
+      /**
+       * @description What starts a run.
+       * @enum {string}
+       */
+      trigger_kind:
+        | 'contact_created'
+        | 'contact_status_changed'
+        | 'appointment_scheduled'
+        | 'appointment_status_changed'
+        | 'message_received'
+        | 'schedule';
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    AutomationPage: {
+      data: components['schemas']['Automation'][];
+      page: components['schemas']['PageInfo'];
+    };
+    AutomationResult: {
+      data: components['schemas']['Automation'];
+    };
+    CatalogItem: {
+      /** @description Whether the item is currently offered. */
+      active: boolean;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /**
+       * @description ISO 4217 code.
+       * @example BRL
+       */
+      currency: string | null;
+      description: string | null;
+      /**
+       * Format: int32
+       * @description Length of a service, when it has one.
+       */
+      duration_minutes: number | null;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /** @enum {string} */
+      kind: 'product' | 'service';
+      /** @example Initial consultation */
+      name: string;
+      /**
+       * Format: int64
+       * @description Price in the minor unit of the currency (cents); null when the item has no list price.
+       * @example 15000
+       */
+      price_amount: number | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    CatalogItemPage: {
+      data: components['schemas']['CatalogItem'][];
+      page: components['schemas']['PageInfo'];
+    };
+    CatalogItemResult: {
+      data: components['schemas']['CatalogItem'];
+    };
+    Contact: {
+      company_name: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** Format: email */
+      email: string | null;
+      /** @description Identifier chosen by the caller (set through the upsert). */
+      external_id: string | null;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      name: string | null;
+      origin: string | null;
+      /** @example +5511912345678 */
+      phone: string | null;
+      /** @description Pipeline stage of the contact. */
+      status: components['schemas']['ContactStatus'];
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+      /** @example +5511987654321 */
+      whatsapp: string | null;
+    };
+    /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
+    ContactCreate: {
+      company_name?: string | null;
+      /** Format: email */
+      email?: string | null;
+      name?: string | null;
+      origin?: string | null;
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      phone?: string | null;
+      /** @description Pipeline stage of the contact. */
+      status?: components['schemas']['ContactStatus'];
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      whatsapp?: string | null;
+    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    ContactPage: {
+      data: components['schemas']['Contact'][];
+      page: components['schemas']['PageInfo'];
+    };
+    ContactResult: {
+      data: components['schemas']['Contact'];
+    };
+    /** @enum {string} */
+    ContactStatus:
+      | 'cold_list'
+      | 'prospecting_started'
+      | 'talking'
+      | 'qualified_conversation'
+      | 'nurturing'
+      | 'scheduled'
+      | 'meeting'
+      | 'post_meeting'
+      | 'customer_confirmed'
+      | 'lost';
+    /** @description Only the properties sent are changed; send null to clear a nullable property. */
+    ContactUpdate: {
+      company_name?: string | null;
+      /** Format: email */
+      email?: string | null;
+      name?: string | null;
+      origin?: string | null;
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      phone?: string | null;
+      /** @description Pipeline stage of the contact. */
+      status?: components['schemas']['ContactStatus'];
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      whatsapp?: string | null;
+    };
+    Conversation: {
+      /** @enum {string} */
+      channel: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
+      /**
+       * Format: uuid
+       * @description The contact; list the messages at /v2/conversations/{contact_id}/messages.
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      contact_id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /** Format: date-time */
+      last_message_at: string | null;
+      /** @enum {string} */
+      status: 'open' | 'closed';
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    ConversationPage: {
+      data: components['schemas']['Conversation'][];
+      page: components['schemas']['PageInfo'];
+    };
+    Error: {
+      error: {
+        /** @description Stable machine-readable code; see the error catalog in the service description. */
+        code: string;
+        details?: {
+          [key: string]: unknown;
+        };
+        /** @description Human-readable explanation; safe to show, never contains secrets. */
+        message: string;
+        /** @description Equals the X-Request-Id header of the same response. */
+        request_id: string;
+        /**
+         * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
+         * @enum {string}
+         */
+        type:
+          | 'invalid_request'
+          | 'authentication_error'
+          | 'permission_error'
+          | 'not_found'
+          | 'idempotency_error'
+          | 'validation_error'
+          | 'rate_limit_error'
+          | 'api_error';
+      };
+    };
+    Event: {
+      /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it. */
+      data: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type:
+        | 'workspace'
+        | 'contact'
+        | 'pipeline_stage'
+        | 'appointment'
+        | 'catalog_item'
+        | 'conversation'
+        | 'message'
+        | 'automation';
+      /**
+       * @description <resource_type>.created, .updated or .deleted.
+       * @example contact.updated
+       */
+      type: string;
+    };
+    EventPage: {
+      data: components['schemas']['Event'][];
+      page: components['schemas']['PageInfo'];
+    };
+    EventsHead: {
+      /**
+       * @description The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.
+       * @example evt_Vh3kq8XwP0aZr5Ld2NcT7g
+       */
+      position: string;
+      /**
+       * Format: date-time
+       * @description When the position was taken.
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      taken_at: string;
+    };
+    EventsHeadResult: {
+      data: components['schemas']['EventsHead'];
+    };
+    Message: {
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      contact_id: string;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      conversation_id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /**
+       * @description inbound: from the contact.
+       * @enum {string}
+       */
+      direction: 'inbound' | 'outbound';
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /** @enum {string} */
+      kind: 'text' | 'image' | 'audio' | 'video' | 'document' | 'template';
+      /** Format: date-time */
+      sent_at: string | null;
+      /** @description Text of the message, or the caption of a media message. */
+      text: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    MessagePage: {
+      data: components['schemas']['Message'][];
+      page: components['schemas']['PageInfo'];
+    };
+    PageInfo: {
+      /** @description Whether a further page exists. */
+      has_more: boolean;
+      /**
+       * Format: int32
+       * @description The page size applied.
+       */
+      limit: number;
+      next_cursor: string | null;
+    };
+    PipelineStage: {
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /** @description The contact status this stage stands for. */
+      id: components['schemas']['ContactStatus'];
+      /** @example Qualified conversation */
+      name: string;
+      /**
+       * Format: int32
+       * @description Order of the stage in the pipeline, from 1.
+       */
+      position: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    PipelineStagePage: {
+      data: components['schemas']['PipelineStage'][];
+      page: components['schemas']['PageInfo'];
+    };
+    Workspace: {
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description UUID
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+      /** @example Clínica Vida */
+      name: string;
+      /** @enum {string} */
+      status: 'active' | 'suspended';
+      /**
+       * @description IANA time zone of the workspace.
+       * @example America/Sao_Paulo
+       */
+      timezone: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      updated_at: string;
+    };
+    WorkspaceResult: {
+      data: components['schemas']['Workspace'];
+    };
+  };
+  responses: {
+    /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
+    BadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Request body too large. */
+    BodyTooLarge: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "payload_too_large",
+         *         "message": "Request body too large.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+    Conflict: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After-Optional'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "idempotency_key_reused",
+         *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "idempotency_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Workspace suspended, or the key lacks the required scope. */
+    Forbidden: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'WWW-Authenticate': components['headers']['WWW-Authenticate-Optional'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "insufficient_scope",
+         *         "message": "Workspace suspended, or the key lacks the required scope.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "permission_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description events_expired: retention deleted events after this position; resynchronize (docs/sync.md). */
+    Gone: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "events_expired",
+         *         "message": "events_expired: retention deleted events after this position; resynchronize (docs/sync.md).",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description No such resource in this workspace. */
+    NotFound: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "resource_not_found",
+         *         "message": "No such resource in this workspace.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "not_found"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Unexpected error. */
+    ServerError: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "internal_error",
+         *         "message": "Unexpected error.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "api_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Service temporarily unavailable; see Retry-After. */
+    ServiceUnavailable: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "service_unavailable",
+         *         "message": "Service temporarily unavailable; see Retry-After.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "api_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Rate limit exceeded; see Retry-After. */
+    TooManyRequests: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "rate_limit_exceeded",
+         *         "message": "Rate limit exceeded; see Retry-After.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "rate_limit_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Missing, malformed, unknown, expired or revoked API key. */
+    Unauthorized: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_api_key",
+         *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "authentication_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description The body breaks its schema or a cross-field rule. */
+    UnprocessableEntity: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "The body breaks its schema or a cross-field rule.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "validation_error"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description Request body is not application/json. */
+    UnsupportedMediaType: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "unsupported_media_type",
+         *         "message": "Request body is not application/json.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+  };
+  parameters: {
+    /** @description The opaque page.next_cursor of the previous page, with the same filters. */
+    Cursor: string;
+    /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+    IdempotencyKey: string;
+    /** @description Page size, an integer from 1 to 100 (default 50). */
+    Limit: number;
+  };
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
+    'Idempotent-Replayed': 'true';
+    /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
+    Location: string;
+    /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
+    'RateLimit-Limit': number;
+    /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
+    'RateLimit-Remaining': number;
+    /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
+    'RateLimit-Reset': string;
+    /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
+    'Retry-After': number;
+    /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
+    'Retry-After-Optional': number;
+    /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+    'WWW-Authenticate': string;
+    /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
+    'WWW-Authenticate-Optional': string;
+    /** @description Always nosniff: the body is what Content-Type says. */
+    'X-Content-Type-Options': 'nosniff';
+    /** @description Identifier of this request; equals error.request_id on errors. */
+    'X-Request-Id': string;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -326,15 +1094,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only appointments updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
          */
         updated_after?: string;
-        status?: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
+        status?: components['schemas']['AppointmentStatus'];
         /**
          * @description Only appointments starting at or after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -355,16 +1123,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -390,442 +1153,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** Format: uuid */
-              contact_id: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: date-time */
-              ends_at: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /**
-               * @description Where the appointment was booked.
-               * @example website
-               */
-              source: string | null;
-              /** Format: date-time */
-              starts_at: string | null;
-              /** @enum {string} */
-              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
-              /**
-               * @description IANA time zone the appointment was booked in.
-               * @example America/Sao_Paulo
-               */
-              timezone: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['AppointmentPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getAppointment: {
@@ -846,16 +1183,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -874,441 +1206,25 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** Format: uuid */
-              contact_id: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: date-time */
-              ends_at: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /**
-               * @description Where the appointment was booked.
-               * @example website
-               */
-              source: string | null;
-              /** Format: date-time */
-              starts_at: string | null;
-              /** @enum {string} */
-              status: 'scheduled' | 'confirmed' | 'cancelled' | 'rescheduled' | 'completed' | 'no_show';
-              /**
-               * @description IANA time zone the appointment was booked in.
-               * @example America/Sao_Paulo
-               */
-              timezone: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['AppointmentResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listAutomations: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only items updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -1325,16 +1241,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -1361,447 +1272,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: int64 */
-              failure_count: number;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** Format: date-time */
-              last_run_at: string | null;
-              /** @example Confirm appointments the day before */
-              name: string;
-              /** Format: int64 */
-              run_count: number;
-              /** @enum {string} */
-              status: 'active' | 'paused' | 'draft';
-              /** Format: int64 */
-              success_count: number;
-              /**
-               * @description What starts a run.
-               * @enum {string}
-               */
-              trigger_kind:
-                | 'contact_created'
-                | 'contact_status_changed'
-                | 'appointment_scheduled'
-                | 'appointment_status_changed'
-                | 'message_received'
-                | 'schedule';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['AutomationPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getAutomation: {
@@ -1822,16 +1302,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -1851,446 +1326,25 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: int64 */
-              failure_count: number;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** Format: date-time */
-              last_run_at: string | null;
-              /** @example Confirm appointments the day before */
-              name: string;
-              /** Format: int64 */
-              run_count: number;
-              /** @enum {string} */
-              status: 'active' | 'paused' | 'draft';
-              /** Format: int64 */
-              success_count: number;
-              /**
-               * @description What starts a run.
-               * @enum {string}
-               */
-              trigger_kind:
-                | 'contact_created'
-                | 'contact_status_changed'
-                | 'appointment_scheduled'
-                | 'appointment_status_changed'
-                | 'message_received'
-                | 'schedule';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['AutomationResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listCatalogItems: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only items updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -2309,16 +1363,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2345,447 +1394,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** @description Whether the item is currently offered. */
-              active: boolean;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * @description ISO 4217 code.
-               * @example BRL
-               */
-              currency: string | null;
-              description: string | null;
-              /**
-               * Format: int32
-               * @description Length of a service, when it has one.
-               */
-              duration_minutes: number | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** @enum {string} */
-              kind: 'product' | 'service';
-              /** @example Initial consultation */
-              name: string;
-              /**
-               * Format: int64
-               * @description Price in the minor unit of the currency (cents); null when the item has no list price.
-               * @example 15000
-               */
-              price_amount: number | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['CatalogItemPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getCatalogItem: {
@@ -2806,16 +1424,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2835,463 +1448,32 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** @description Whether the item is currently offered. */
-              active: boolean;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * @description ISO 4217 code.
-               * @example BRL
-               */
-              currency: string | null;
-              description: string | null;
-              /**
-               * Format: int32
-               * @description Length of a service, when it has one.
-               */
-              duration_minutes: number | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** @enum {string} */
-              kind: 'product' | 'service';
-              /** @example Initial consultation */
-              name: string;
-              /**
-               * Format: int64
-               * @description Price in the minor unit of the currency (cents); null when the item has no list price.
-               * @example 15000
-               */
-              price_amount: number | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['CatalogItemResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listContacts: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only contacts updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
          */
         updated_after?: string;
         /** @description Pipeline stage of the contact. */
-        status?:
-          | 'cold_list'
-          | 'prospecting_started'
-          | 'talking'
-          | 'qualified_conversation'
-          | 'nurturing'
-          | 'scheduled'
-          | 'meeting'
-          | 'post_meeting'
-          | 'customer_confirmed'
-          | 'lost';
+        status?: components['schemas']['ContactStatus'];
       };
       header?: never;
       path?: never;
@@ -3302,16 +1484,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -3339,450 +1516,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   createContact: {
@@ -3790,7 +1533,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path?: never;
       cookie?: never;
@@ -3798,52 +1541,20 @@ export interface operations {
     /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        } & ((unknown | unknown) & (unknown | unknown | unknown));
+        'application/json': components['schemas']['ContactCreate'];
       };
     };
     responses: {
       /** @description Default Response */
       201: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
-          Location: string;
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          Location: components['headers']['Location'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -3864,658 +1575,20 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   upsertContactByExternalId: {
@@ -4523,7 +1596,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path: {
         /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
@@ -4534,50 +1607,19 @@ export interface operations {
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -4598,71 +1640,19 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
       /** @description Default Response */
       201: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
-          Location: string;
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          Location: components['headers']['Location'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -4683,658 +1673,20 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getContact: {
@@ -5355,16 +1707,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -5385,440 +1732,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   updateContact: {
@@ -5826,7 +1749,7 @@ export interface operations {
       query?: never;
       header: {
         /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
-        'Idempotency-Key': string;
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
       };
       path: {
         /**
@@ -5840,50 +1763,19 @@ export interface operations {
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     requestBody: {
       content: {
-        'application/json': {
-          company_name?: string | null;
-          /** Format: email */
-          email?: string | null;
-          name?: string | null;
-          origin?: string | null;
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          phone?: string | null;
-          /**
-           * @description Pipeline stage of the contact.
-           * @enum {string}
-           */
-          status?:
-            | 'cold_list'
-            | 'prospecting_started'
-            | 'talking'
-            | 'qualified_conversation'
-            | 'nurturing'
-            | 'scheduled'
-            | 'meeting'
-            | 'post_meeting'
-            | 'customer_confirmed'
-            | 'lost';
-          /** @description E.164: plus sign, then 8 to 15 digits. */
-          whatsapp?: string | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
-          'Idempotent-Replayed'?: 'true';
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -5904,667 +1796,29 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              company_name: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /** Format: email */
-              email: string | null;
-              /** @description Identifier chosen by the caller (set through the upsert). */
-              external_id: string | null;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              name: string | null;
-              origin: string | null;
-              /** @example +5511912345678 */
-              phone: string | null;
-              /**
-               * @description Pipeline stage of the contact.
-               * @enum {string}
-               */
-              status:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-              /** @example +5511987654321 */
-              whatsapp: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
-      409: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After'?: number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "idempotency_key_reused",
-           *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "idempotency_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body too large. */
-      413: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "payload_too_large",
-           *         "message": "Request body too large.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Request body is not application/json. */
-      415: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "unsupported_media_type",
-           *         "message": "Request body is not application/json.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description The body breaks its schema or a cross-field rule. */
-      422: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "The body breaks its schema or a cross-field rule.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "validation_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listConversations: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only items updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -6587,16 +1841,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -6620,445 +1869,25 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** @enum {string} */
-              channel: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
-              /**
-               * Format: uuid
-               * @description The contact; list the messages at /v2/conversations/{contact_id}/messages.
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              contact_id: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** Format: date-time */
-              last_message_at: string | null;
-              /** @enum {string} */
-              status: 'open' | 'closed';
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ConversationPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listMessages: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only messages created strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -7085,16 +1914,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -7120,456 +1944,25 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              contact_id: string;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              conversation_id: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * @description inbound: from the contact.
-               * @enum {string}
-               */
-              direction: 'inbound' | 'outbound';
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** @enum {string} */
-              kind: 'text' | 'image' | 'audio' | 'video' | 'document' | 'template';
-              /** Format: date-time */
-              sent_at: string | null;
-              /** @description Text of the message, or the caption of a media message. */
-              text: string | null;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['MessagePage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listEvents: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. Ids of the earlier format evt_<n>_<n> are still accepted. */
         after?: string;
         /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. 403 insufficient_scope for a type the key may not read. */
@@ -7588,16 +1981,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -7621,495 +2009,17 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it. */
-              data: {
-                [key: string]: unknown;
-              };
-              /**
-               * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
-               * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
-               */
-              id: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              occurred_at: string;
-              /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
-              request_id: string | null;
-              /** @description Id of the resource the event is about. */
-              resource_id: string;
-              /** @enum {string} */
-              resource_type:
-                | 'workspace'
-                | 'contact'
-                | 'pipeline_stage'
-                | 'appointment'
-                | 'catalog_item'
-                | 'conversation'
-                | 'message'
-                | 'automation';
-              /**
-               * @description <resource_type>.created, .updated or .deleted.
-               * @example contact.updated
-               */
-              type: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['EventPage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description events_expired: retention deleted events after this position; resynchronize (docs/sync.md). */
-      410: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "events_expired",
-           *         "message": "events_expired: retention deleted events after this position; resynchronize (docs/sync.md).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      410: components['responses']['Gone'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getEventsHead: {
@@ -8124,16 +2034,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -8145,418 +2050,25 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * @description The current end of the feed: pass it as after= to receive every change made from now on, and nothing before.
-               * @example evt_Vh3kq8XwP0aZr5Ld2NcT7g
-               */
-              position: string;
-              /**
-               * Format: date-time
-               * @description When the position was taken.
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              taken_at: string;
-            };
-          };
+          'application/json': components['schemas']['EventsHeadResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   listPipelineStages: {
     parameters: {
       query?: {
         /** @description Page size, an integer from 1 to 100 (default 50). */
-        limit?: number;
+        limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /**
          * @description Only items updated strictly after this instant.
          * @example 2026-11-22T06:05:43.123Z
@@ -8572,16 +2084,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -8603,440 +2110,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * @description The contact status this stage stands for.
-               * @enum {string}
-               */
-              id:
-                | 'cold_list'
-                | 'prospecting_started'
-                | 'talking'
-                | 'qualified_conversation'
-                | 'nurturing'
-                | 'scheduled'
-                | 'meeting'
-                | 'post_meeting'
-                | 'customer_confirmed'
-                | 'lost';
-              /** @example Qualified conversation */
-              name: string;
-              /**
-               * Format: int32
-               * @description Order of the stage in the pipeline, from 1.
-               */
-              position: number;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            }[];
-            page: {
-              /** @description Whether a further page exists. */
-              has_more: boolean;
-              /**
-               * Format: int32
-               * @description The page size applied.
-               */
-              limit: number;
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['PipelineStagePage'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   getWorkspace: {
@@ -9051,16 +2134,11 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -9076,423 +2154,16 @@ export interface operations {
            *       }
            *     }
            */
-          'application/json': {
-            data: {
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              created_at: string;
-              /**
-               * Format: uuid
-               * @description UUID
-               * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
-               */
-              id: string;
-              /** @example Clínica Vida */
-              name: string;
-              /** @enum {string} */
-              status: 'active' | 'suspended';
-              /**
-               * @description IANA time zone of the workspace.
-               * @example America/Sao_Paulo
-               */
-              timezone: string;
-              /**
-               * Format: date-time
-               * @example 2026-11-22T06:05:43.123Z
-               */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['WorkspaceResult'];
         };
       };
-      /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-      400: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_query_parameter",
-           *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "invalid_request"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Missing, malformed, unknown, expired or revoked API key. */
-      401: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "invalid_api_key",
-           *         "message": "Missing, malformed, unknown, expired or revoked API key.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "authentication_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Workspace suspended, or the key lacks the required scope. */
-      403: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description RFC 6750 challenge: Bearer realm="workspace-api", with error="invalid_token" once a key was presented (401), or error="insufficient_scope" and the scope needed (403 for a scope). */
-          'WWW-Authenticate'?: string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "insufficient_scope",
-           *         "message": "Workspace suspended, or the key lacks the required scope.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "permission_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description No such resource in this workspace. */
-      404: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "resource_not_found",
-           *         "message": "No such resource in this workspace.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "not_found"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Rate limit exceeded; see Retry-After. */
-      429: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "rate_limit_exceeded",
-           *         "message": "Rate limit exceeded; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "rate_limit_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Unexpected error. */
-      500: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "internal_error",
-           *         "message": "Unexpected error.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
-      /** @description Service temporarily unavailable; see Retry-After. */
-      503: {
-        headers: {
-          /** @description The quota: requests per minute of this API key (or, without a valid key, of the client address). */
-          'RateLimit-Limit': number;
-          /** @description Requests that would pass right now, after this one (the quota refills continuously, one request every 60/limit seconds). */
-          'RateLimit-Remaining': number;
-          /** @description When the whole quota is available again if no request comes meanwhile (RFC 3339 date-time). */
-          'RateLimit-Reset': string;
-          /** @description Seconds to wait before retrying: on 429, until the next request passes (rounded up). */
-          'Retry-After': number;
-          /** @description Always nosniff: the body is what Content-Type says. */
-          'X-Content-Type-Options': 'nosniff';
-          /** @description Identifier of this request; equals error.request_id on errors. */
-          'X-Request-Id': string;
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "Service temporarily unavailable; see Retry-After.",
-           *         "request_id": "req_3kTq9xVb2mR8LwZp",
-           *         "type": "api_error"
-           *       }
-           *     }
-           */
-          'application/json': {
-            error: {
-              /** @description Stable machine-readable code; see the error catalog in the service description. */
-              code: string;
-              details?: {
-                [key: string]: unknown;
-              };
-              /** @description Human-readable explanation; safe to show, never contains secrets. */
-              message: string;
-              /** @description Equals the X-Request-Id header of the same response. */
-              request_id: string;
-              /**
-               * @description Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.
-               * @enum {string}
-               */
-              type:
-                | 'invalid_request'
-                | 'authentication_error'
-                | 'permission_error'
-                | 'not_found'
-                | 'idempotency_error'
-                | 'validation_error'
-                | 'rate_limit_error'
-                | 'api_error';
-            };
-          };
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
     };
   };
 }

@@ -1,9 +1,10 @@
 // Sends the outcome of an idempotent write, marking replays as Stripe-compatible clients expect.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import type { IdempotentOutcome, WriteResult } from './idempotency.js';
+import type { IdempotentOutcome, WriteResult } from '../infra/idempotency-store.js';
 import type { Queryable } from '../infra/database.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../shared/errors.js';
+import { principalOf } from './principal.js';
 
 export async function idempotentWrite(
   services: Services,
@@ -13,14 +14,18 @@ export async function idempotentWrite(
   /** the path of the resource a 201 created, from its body: sent as Location (replays too) */
   locationOf?: (body: unknown) => string | undefined,
 ): Promise<FastifyReply> {
-  const principal = request.principal!;
+  const principal = principalOf(request);
+  // Checked already by the preValidation hook of request-conventions; read again with its type.
+  const key = request.headers['idempotency-key'];
+  if (typeof key !== 'string')
+    throw new ApiError('idempotency_key_missing', { details: { header: 'Idempotency-Key' } });
   let outcome: IdempotentOutcome;
   try {
     outcome = await services.idempotency.execute(
       {
         workspaceId: principal.workspaceId,
         requestId: request.id,
-        key: request.headers['idempotency-key'] as string,
+        key,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         params: request.params,

@@ -1,7 +1,7 @@
 // Per-key (and, before authentication, per-client-address) request quotas: `limit` requests per
 // minute, refilled continuously (GCRA, src/infra/rate-limit-store.ts). A key of N per minute may
 // burst N requests, then gets one every 60/N seconds.
-import type { RateLimitStore } from '../infra/rate-limit-store.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 

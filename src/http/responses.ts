@@ -1,6 +1,6 @@
 // Response schemas every route shares: the error object under each status it can answer with.
 import type { TSchema } from 'typebox';
-import { ErrorBody } from './schemas.js';
+import { ErrorBody } from '../shared/schemas.js';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).',

@@ -5,9 +5,9 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Queryable } from '../infra/database.js';
-import { canonicalJson } from './canonical-json.js';
-import { ApiError } from './errors.js';
+import { retryingConflicts, type Database, type Queryable } from './database.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import { ApiError } from '../shared/errors.js';
 
 export interface WriteResult {
   statusCode: number;

@@ -1,7 +1,7 @@
 // One SQL builder for every keyset-paginated list: the workspace, the filters present in the
 // query, the position after the last row served, the order and the page size. Each combination of
 // filters is its own prepared statement, so PostgreSQL plans it once with the right index.
-import type { Queryable } from '../infra/database.js';
+import type { Queryable } from './database.js';
 
 export interface FilterSpec {
   /** query parameter name */

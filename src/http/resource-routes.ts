@@ -1,0 +1,96 @@
+// The two read operations every resource offers — a keyset-paginated list and a get by id. A
+// resource module declares each with the operation's options (listOperation, getOperation) and a
+// one-line handler (listPage, getOne). The handler is typed by the TypeBox provider from the
+// schema the options carry: the query and path it reads are the ones that schema validated.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type TObject, type TSchema } from 'typebox';
+import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
+import type { Services } from '../services.js';
+import { notFound } from '../shared/errors.js';
+import { paginate } from '../shared/pagination.js';
+import { LIMIT_DEFAULT, NoQuery, Page, Single, Uuid } from '../shared/schemas.js';
+import type { Scope } from '../shared/scopes.js';
+import { readResponses } from './responses.js';
+
+/** The app a resource module's routes are declared on: typed by the TypeBox provider. */
+export type TypedApp = Parameters<FastifyPluginAsyncTypebox>[0];
+
+interface Described {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  scope: Scope;
+  item: TSchema;
+  spec: ListSpec;
+}
+
+const NoParams = Type.Object({}, { additionalProperties: false });
+
+/** Options of a list operation: its scope, its OpenAPI entry, its query (and path) schema. */
+export function listOperation<Q extends TObject, P extends TObject = typeof NoParams>(
+  o: Described & { querystring: Q; params?: P },
+) {
+  const { sortColumn } = o.spec;
+  return {
+    config: { scope: o.scope },
+    schema: {
+      operationId: o.operationId,
+      summary: o.summary,
+      description:
+        o.description ??
+        `${o.summary}, ordered by (${sortColumn}, id) ascending. Page with page.next_cursor; for incremental sync pass the ${sortColumn} of the last item you stored as ${sortColumn.replace('_at', '')}_after.`,
+      tags: [...o.tags],
+      params: (o.params ?? NoParams) as P,
+      querystring: o.querystring,
+      response: readResponses({ 200: Page(o.item) }),
+    },
+  };
+}
+
+/** What every list query carries besides its filters. */
+export type PageQuery = { limit?: number; cursor?: string } & Record<string, unknown>;
+
+/** One page of a list: the filters of `query`, plus equality conditions from the path (`fixed`). */
+export function listPage(
+  services: Services,
+  spec: ListSpec,
+  workspaceId: string,
+  query: PageQuery,
+  fixed: Record<string, unknown> = {},
+) {
+  const { limit = LIMIT_DEFAULT, cursor, ...filters } = query;
+  const sortKey = (row: Record<string, string>): Position => [row[spec.sortColumn] ?? '', row.id ?? ''];
+  return paginate(
+    services.cursors,
+    { resource: spec.resource, workspaceId, filters: { ...filters, ...fixed } },
+    { limit, cursor },
+    (after: Position | null, take) =>
+      listRows<Record<string, string>>(services.db, spec, workspaceId, filters, after, take, fixed),
+    sortKey,
+  );
+}
+
+/** Options of a get-by-id operation; `noun` ("catalog item") names the resource in its 404. */
+export function getOperation(o: Described & { noun: string }) {
+  const id = o.spec.idType === 'uuid' ? Uuid : Type.String({ minLength: 1, maxLength: 128 });
+  return {
+    config: { scope: o.scope },
+    schema: {
+      operationId: o.operationId,
+      summary: o.summary,
+      description: `The ${o.noun} with this id; 404 when the workspace of the key has none.`,
+      tags: [...o.tags],
+      params: Type.Object({ id }, { additionalProperties: false }),
+      querystring: NoQuery,
+      response: readResponses({ 200: Single(o.item) }),
+    },
+  };
+}
+
+/** The row with this id in the workspace, as its list shows it; 404 naming the resource otherwise. */
+export async function getOne(services: Services, spec: ListSpec, noun: string, workspaceId: string, id: string) {
+  const row = await findRow(services.db, spec, workspaceId, id);
+  if (!row) throw notFound(noun);
+  return { data: row };
+}

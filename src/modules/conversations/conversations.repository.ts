@@ -1,0 +1,33 @@
+// SQL for conversations and messages: the public columns and filters.
+import type { Queryable } from '../../infra/database.js';
+import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+
+export const conversationsSpec: ListSpec = {
+  resource: 'conversations',
+  table: 'conversations',
+  columns: `id, contact_id, channel, status, api_time(last_message_at) AS last_message_at,
+    api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
+  sortColumn: 'updated_at',
+  idType: 'uuid',
+  filters: [updatedAfter, equals('contact_id'), equals('channel'), equals('status')],
+};
+
+export const messagesSpec: ListSpec = {
+  resource: 'messages',
+  table: 'messages',
+  columns: `id, conversation_id, contact_id, direction, kind, text, api_time(sent_at) AS sent_at,
+    api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
+  sortColumn: 'created_at',
+  idType: 'uuid',
+  filters: [{ param: 'created_after', where: (p) => `created_at > ${p}::timestamptz` }, equals('conversation_id')],
+};
+
+/** Whether the workspace has this contact: a message list of an unknown contact is 404, not empty. */
+export async function contactExists(db: Queryable, workspaceId: string, contactId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM contacts WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, contactId],
+    'contacts_exists',
+  );
+  return rows.length > 0;
+}

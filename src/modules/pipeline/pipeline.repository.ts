@@ -1,0 +1,11 @@
+// SQL for the stages of the workspace's default pipeline.
+import { updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+
+export const pipelineStagesSpec: ListSpec = {
+  resource: 'pipeline_stages',
+  table: 'pipeline_stages',
+  columns: 'id, name, position, api_time(created_at) AS created_at, api_time(updated_at) AS updated_at',
+  sortColumn: 'updated_at',
+  idType: 'text',
+  filters: [updatedAfter],
+};

@@ -1,0 +1,31 @@
+// GET /v2/workspace: identity, status and time zone of the workspace the key belongs to.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../http/principal.js';
+import { readResponses } from '../../http/responses.js';
+import type { RouteOptions } from '../../services.js';
+import { notFound } from '../../shared/errors.js';
+import { NoQuery, Single } from '../../shared/schemas.js';
+import { workspacesRepository } from './workspaces.repository.js';
+import { Workspace } from './workspaces.schemas.js';
+
+export const workspaceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+  app.get(
+    '/workspace',
+    {
+      config: { scope: 'workspace:read' },
+      schema: {
+        operationId: 'getWorkspace',
+        summary: 'Get the workspace of this API key',
+        description: 'Identity, status and time zone of the workspace the API key belongs to.',
+        tags: ['Workspace'],
+        querystring: NoQuery,
+        response: readResponses({ 200: Single(Workspace) }),
+      },
+    },
+    async (request) => {
+      const workspace = await workspacesRepository.find(services.db, principalOf(request).workspaceId);
+      if (!workspace) throw notFound('workspace');
+      return { data: workspace };
+    },
+  );
+};
