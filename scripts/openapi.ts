@@ -9,10 +9,11 @@ import { migrate } from '../src/infra/migrate.js';
 
 export const PUBLISHED_VERSIONS = ['v1', 'v2'] as const;
 
-export async function renderDocuments(): Promise<Record<string, string>> {
+/** The documents as served under the default configuration, or under `env` when given. */
+export async function renderDocuments(env: Record<string, string> = {}): Promise<Record<string, string>> {
   const db = await createEmbeddedDatabase(null);
   await migrate(db);
-  const built = await buildApp(loadConfig({ LOG_LEVEL: 'silent' }), db, { logger: false });
+  const built = await buildApp(loadConfig({ ...env, LOG_LEVEL: 'silent' }), db, { logger: false });
   try {
     const out: Record<string, string> = {};
     for (const v of PUBLISHED_VERSIONS) {

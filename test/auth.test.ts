@@ -3,7 +3,6 @@
 // (that already cached the key) within one second, the scope of each v1 operation, and the usage trail.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { digestSecret, issueKey, KEY_PREFIX, parseKey } from '../src/modules/api-keys/key-format.js';
@@ -19,6 +18,7 @@ import {
   type TestServer,
   type TestWorkspace,
 } from './harness.js';
+import { forgeKey } from './security/helpers.js';
 
 // This file sends many refused requests on purpose; the per-address limit of requests without a valid
 // key is the subject of rate-limit.test.ts, so it is set out of reach here.
@@ -35,24 +35,8 @@ after(() => server.close());
 
 // ------------------------------------------------------------------------------------------ helpers
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/**
- * A key of the documented format (wsk_<id>.<secret><checksum>, checksum = 6 base62 digits of the CRC-32
- * of everything before it) for any id and secret. key-format.ts does not export its checksum function,
- * so this is an independent implementation of the documented format; the tests check it against the
- * module's own exports (parseKey accepts it, and it reproduces real keys exactly).
- */
-function forgeKey(id: string, secret: string): string {
-  const body = `${KEY_PREFIX}_${id}.${secret}`;
-  let n = crc32(body);
-  let sum = '';
-  for (let i = 0; i < 6; i++) {
-    sum = BASE62[n % 62]! + sum;
-    n = Math.floor(n / 62);
-  }
-  return body + sum;
-}
+// forgeKey (security/helpers.ts) writes a key of the published format from an id and a secret;
+// the first test checks it against this module's own keys.
 
 const get = (path: string, key?: string) => server.request('GET', path, key ? { key } : {});
 const withAuthorization = (authorization: string, path = '/v1/contacts') =>

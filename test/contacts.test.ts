@@ -2,20 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { contactBody, idem, sleep, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { KEYS } from './v2-support.js';
 
-const CONTACT_KEYS = [
-  'company_name',
-  'created_at',
-  'email',
-  'external_id',
-  'id',
-  'name',
-  'origin',
-  'phone',
-  'status',
-  'updated_at',
-  'whatsapp',
-];
+const CONTACT_KEYS = KEYS.contact;
 const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let server: TestServer;

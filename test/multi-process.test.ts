@@ -7,14 +7,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
-import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_multiprocess_${randomUUID().slice(0, 8)}`;
 const DATABASE_URL = process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${ownDatabase}`;
@@ -24,18 +22,8 @@ let owner: OwnerContext;
 let a: ServerProcess;
 let b: ServerProcess;
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 before(async () => {
-  if (ownDatabase) await admin(`CREATE DATABASE ${ownDatabase}`);
+  if (ownDatabase) await adminQuery(`CREATE DATABASE ${ownDatabase}`);
   db = createPostgresDatabase(DATABASE_URL, 4);
   await migrate(db);
   owner = { db, defaultRateLimitPerMinute: 600 };
@@ -54,7 +42,7 @@ before(async () => {
 after(async () => {
   await cleanUpProcesses();
   await db?.close();
-  if (ownDatabase) await admin(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
+  if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
 });
 
 async function newKey(options: { rateLimitPerMinute?: number } = {}) {

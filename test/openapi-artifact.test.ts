@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { v1 } from '../src/api/v1.js';
 import { v2 } from '../src/api/v2.js';
+import { loadConfig } from '../src/config.js';
 import type { Services } from '../src/services.js';
 import { breakingChanges } from '../scripts/openapi-breaking.js';
 import { PUBLISHED_VERSIONS, renderDocuments } from '../scripts/openapi.js';
@@ -21,6 +22,18 @@ test('served OpenAPI documents equal the committed ones', async () => {
     const committed = readFileSync(new URL(`../docs/openapi/${v}.json`, import.meta.url), 'utf8');
     assert.equal(served[v], committed, `docs/openapi/${v}.json is stale: run npm run openapi`);
   }
+});
+
+test('durations in the documents are the configured ones', async () => {
+  const docs = await renderDocuments({ IDEMPOTENCY_TTL_HOURS: '1', EVENTS_RETENTION_DAYS: '7' });
+  for (const v of PUBLISHED_VERSIONS) {
+    assert.doesNotMatch(docs[v]!, /\{\{|48 hours|30 days/, `${v} still says a default`);
+    assert.match(docs[v]!, /within 1 hour returns/, v);
+  }
+  assert.match(docs.v2!, /Events are kept for 7 days;/);
+  assert.match(docs.v2!, /kept for 7 days \(EVENTS_RETENTION_DAYS\)/);
+  const defaults = await renderDocuments();
+  assert.match(defaults.v1!, /within 48 hours returns/);
 });
 
 test('documents are deterministic', async () => {
@@ -41,7 +54,7 @@ const withoutTitles = (node: any): any => {
 test('components only change the structure: the inline document is the committed one dereferenced', async () => {
   // The versions as the routes declare them, every schema inline (no request is served).
   const app = Fastify();
-  const services = {} as Services;
+  const services = { config: loadConfig({}) } as Services;
   await app.register(v1, { prefix: '/v1', services, inlineOpenApi: true });
   await app.register(v2, { prefix: '/v2', services, inlineOpenApi: true });
   try {

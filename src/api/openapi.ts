@@ -3,7 +3,10 @@
 // the conventions every operation shares added once here.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
 import type { RouteOptions } from '../services.js';
+import { renderDurations } from '../shared/documented-durations.js';
+import { exampleErrorOf } from '../shared/errors.js';
 import { componentize } from './openapi-components.js';
 
 interface DocumentInfo {
@@ -111,28 +114,13 @@ export function exampleOf(schema: Json | undefined): unknown {
   }
 }
 
-const ERROR_EXAMPLES: Record<string, [string, string]> = {
-  '400': ['invalid_request', 'invalid_query_parameter'],
-  '401': ['authentication_error', 'invalid_api_key'],
-  '403': ['permission_error', 'insufficient_scope'],
-  '404': ['not_found', 'resource_not_found'],
-  '409': ['idempotency_error', 'idempotency_key_reused'],
-  '410': ['invalid_request', 'events_expired'],
-  '413': ['invalid_request', 'payload_too_large'],
-  '415': ['invalid_request', 'unsupported_media_type'],
-  '422': ['validation_error', 'validation_failed'],
-  '429': ['rate_limit_error', 'rate_limit_exceeded'],
-  '500': ['api_error', 'internal_error'],
-  '503': ['api_error', 'service_unavailable'],
-};
-
 function exampleFor(status: string, response: Json): unknown {
-  const error = ERROR_EXAMPLES[status];
+  const error = exampleErrorOf(Number(status));
   if (error) {
     return {
       error: {
-        type: error[0],
-        code: error[1],
+        type: error.type,
+        code: error.code,
         message: response.description ?? 'See the error catalog.',
         request_id: 'req_3kTq9xVb2mR8LwZp',
       },
@@ -155,10 +143,20 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/** Every string of the document with its duration markers rendered (shared/documented-durations). */
+function renderStrings(value: unknown, config: Config): unknown {
+  if (typeof value === 'string') return renderDurations(value, config);
+  if (Array.isArray(value)) return value.map((v) => renderStrings(v, config));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderStrings(v, config)]));
+  }
+  return value;
+}
+
 export async function registerOpenApi(
   app: FastifyInstance,
   info: DocumentInfo,
-  { inline = false }: { inline?: boolean } = {},
+  { config, inline = false }: { config: Config; inline?: boolean | undefined },
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -218,7 +216,7 @@ export async function registerOpenApi(
           }
         }
       }
-      return sortKeys(inline ? doc : componentize(doc)) as Json;
+      return sortKeys(renderStrings(inline ? doc : componentize(doc), config)) as Json;
     },
   });
 

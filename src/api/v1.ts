@@ -13,7 +13,7 @@ export async function v1(app: FastifyInstance, opts: VersionOptions): Promise<vo
       version: '1.0.0',
       description: API_DESCRIPTION,
     },
-    { inline: opts.inlineOpenApi },
+    { config: opts.services.config, inline: opts.inlineOpenApi },
   );
   const { services } = opts;
   await app.register(contactsRoutes, { services });

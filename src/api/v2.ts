@@ -20,7 +20,7 @@ export async function v2(app: FastifyInstance, opts: VersionOptions): Promise<vo
       version: '2.0.0',
       description: `${API_DESCRIPTION}\n\n${V2_DESCRIPTION}\n\n${SYNC_GUIDE}`,
     },
-    { inline: opts.inlineOpenApi },
+    { config: opts.services.config, inline: opts.inlineOpenApi },
   );
   const { services } = opts;
   await app.register(workspaceRoutes, { services });

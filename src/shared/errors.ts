@@ -1,15 +1,18 @@
 // One error class, one closed list of codes, one table that maps each code to its HTTP status and
 // error type. Every error response of the service is rendered from an ApiError (plugins/errors.ts).
 
-export type ErrorType =
-  | 'invalid_request'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found'
-  | 'idempotency_error'
-  | 'validation_error'
-  | 'rate_limit_error'
-  | 'api_error';
+/** The error classes, in the order the documents list them. */
+export const ERROR_TYPES = [
+  'invalid_request',
+  'authentication_error',
+  'permission_error',
+  'not_found',
+  'idempotency_error',
+  'validation_error',
+  'rate_limit_error',
+  'api_error',
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 interface CodeDefinition {
   status: number;
@@ -49,15 +52,15 @@ export const ERROR_CODES = {
     type: 'authentication_error',
     message: 'The API key is missing, malformed, unknown, expired or revoked.',
   },
-  workspace_suspended: {
-    status: 403,
-    type: 'permission_error',
-    message: 'The workspace of this API key is suspended.',
-  },
   insufficient_scope: {
     status: 403,
     type: 'permission_error',
     message: 'The API key lacks the scope this operation requires.',
+  },
+  workspace_suspended: {
+    status: 403,
+    type: 'permission_error',
+    message: 'The workspace of this API key is suspended.',
   },
   resource_not_found: { status: 404, type: 'not_found', message: 'No such resource.' },
   route_not_found: { status: 404, type: 'not_found', message: 'No such operation.' },
@@ -84,15 +87,15 @@ export const ERROR_CODES = {
     message: 'The request body must be sent with Content-Type: application/json.',
   },
   validation_failed: { status: 422, type: 'validation_error', message: 'The request body is invalid.' },
-  address_rate_limit_exceeded: {
-    status: 429,
-    type: 'rate_limit_error',
-    message: 'Too many requests without a valid API key from this address; retry after the time in Retry-After.',
-  },
   rate_limit_exceeded: {
     status: 429,
     type: 'rate_limit_error',
     message: 'Too many requests for this API key; retry after the time in Retry-After.',
+  },
+  address_rate_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests without a valid API key from this address; retry after the time in Retry-After.',
   },
   internal_error: { status: 500, type: 'api_error', message: 'An unexpected error occurred; it has been logged.' },
   service_unavailable: {
@@ -103,6 +106,15 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, CodeDefinition>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The code an operation's documented answer of this status shows as its example: the first of
+ * the table with that status (the table lists the most common code of each status first).
+ */
+export function exampleErrorOf(status: number): { type: ErrorType; code: ErrorCode; message: string } | undefined {
+  const entry = (Object.entries(ERROR_CODES) as [ErrorCode, CodeDefinition][]).find(([, d]) => d.status === status);
+  return entry && { type: entry[1].type, code: entry[0], message: entry[1].message };
+}
 
 export class ApiError extends Error {
   readonly code: ErrorCode;

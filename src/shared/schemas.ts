@@ -1,6 +1,8 @@
 // Schemas every version shares: envelopes, the error object, query parameters, headers. A route's
 // schema is its TypeScript type, its validator, its response serializer and its OpenAPI entry.
 import { Type, type TSchema } from 'typebox';
+import { IDEMPOTENCY_WINDOW } from './documented-durations.js';
+import { ERROR_TYPES } from './errors.js';
 
 export const Uuid = Type.String({
   format: 'uuid',
@@ -19,18 +21,8 @@ export const ErrorBody = Type.Object(
     error: Type.Object(
       {
         type: Type.String({
-          enum: [
-            'invalid_request',
-            'authentication_error',
-            'permission_error',
-            'not_found',
-            'idempotency_error',
-            'validation_error',
-            'rate_limit_error',
-            'api_error',
-          ],
-          description:
-            'Error class: invalid_request, authentication_error, permission_error, not_found, idempotency_error, validation_error, rate_limit_error or api_error.',
+          enum: [...ERROR_TYPES],
+          description: `Error class: ${ERROR_TYPES.slice(0, -1).join(', ')} or ${ERROR_TYPES.at(-1)}.`,
         }),
         code: Type.String({
           pattern: '^[a-z_]+$',
@@ -107,8 +99,7 @@ export const IdempotencyHeaders = Type.Object({
     minLength: 8,
     maxLength: 128,
     pattern: IDEMPOTENCY_KEY_PATTERN,
-    description:
-      'Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409.',
+    description: `Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for ${IDEMPOTENCY_WINDOW}; the same key with a different request is 409.`,
   }),
 });
 

@@ -7,12 +7,11 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import pg from 'pg';
 import { createPostgresDatabase, type Database } from '../../src/infra/database.js';
 import { migrate } from '../../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../../src/modules/owner/owner.service.js';
+import { adminQuery } from '../processes.js';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 // ------------------------------------------------------------------------------------------ database
@@ -28,16 +27,6 @@ export interface FaultDatabase {
   drop(): Promise<void>;
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * DATABASE_URL when it is set; otherwise a database made for this file on the local server (server
  * processes need PostgreSQL whatever store the rest of the suite uses), dropped by `drop()`.
@@ -46,7 +35,7 @@ export async function openFaultDatabase(label: string): Promise<FaultDatabase> {
   const given = process.env.DATABASE_URL || null;
   const own = given ? null : `wsapi_faults_${label}_${randomUUID().slice(0, 8)}`;
   const url = given ?? `postgres://postgres@127.0.0.1:5432/${own}`;
-  if (own) await admin(`CREATE DATABASE ${own}`);
+  if (own) await adminQuery(`CREATE DATABASE ${own}`);
   const db = createPostgresDatabase(url, 4);
   await migrate(db);
   return {
@@ -56,7 +45,7 @@ export async function openFaultDatabase(label: string): Promise<FaultDatabase> {
     owner: { db, defaultRateLimitPerMinute: 600 },
     async drop() {
       await db.close().catch(() => undefined);
-      if (own) await admin(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`);
+      if (own) await adminQuery(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`);
     },
   };
 }
@@ -253,22 +242,23 @@ export function call(baseUrl: string, method: string, path: string, o: CallOptio
     headers['content-length'] = String(Buffer.byteLength(payload));
   }
   return new Promise((resolve) => {
+    // A connection or response that fails is an answer too: status 0 and why.
+    const failed = (err: NodeJS.ErrnoException) =>
+      resolve({
+        status: 0,
+        headers: {},
+        json: undefined,
+        error: err.code ?? err.message,
+        startedAt,
+        endedAt: Date.now(),
+      });
     const req = http.request(
       new URL(path, baseUrl),
       { method, headers, agent: o.agent ?? false, timeout: o.timeoutMs ?? 20_000 },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err: NodeJS.ErrnoException) =>
-          resolve({
-            status: 0,
-            headers: {},
-            json: undefined,
-            error: err.code ?? err.message,
-            startedAt,
-            endedAt: Date.now(),
-          }),
-        );
+        res.on('error', failed);
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           let json: unknown;
@@ -282,16 +272,7 @@ export function call(baseUrl: string, method: string, path: string, o: CallOptio
       },
     );
     req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      resolve({
-        status: 0,
-        headers: {},
-        json: undefined,
-        error: err.code ?? err.message,
-        startedAt,
-        endedAt: Date.now(),
-      }),
-    );
+    req.on('error', failed);
     req.end(payload);
   });
 }

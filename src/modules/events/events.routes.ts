@@ -9,6 +9,7 @@ import { paginate } from '../../shared/pagination.js';
 import { feedResponses, readResponses } from '../../http/responses.js';
 import { LIMIT_DEFAULT, NoQuery, Page, Single } from '../../shared/schemas.js';
 import { principalOf } from '../../http/principal.js';
+import { EVENTS_RETENTION } from '../../shared/documented-durations.js';
 import type { RouteOptions } from '../../services.js';
 import type { Scope } from '../../shared/scopes.js';
 import type { EventIdCodec, EventPosition } from './event-ids.js';
@@ -98,8 +99,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       schema: {
         operationId: 'listEvents',
         summary: 'List changes (events feed)',
-        description:
-          'Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.',
+        description: `Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for ${EVENTS_RETENTION} (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.`,
         tags: ['Events'],
         querystring: EventsQuery,
         response: feedResponses({ 200: Page(Event) }),
