@@ -5,6 +5,8 @@
 // (test/openapi-artifact.test.ts checks it), so generated clients get named types and the
 // document stays a faithful picture of what the routes validate and send.
 
+import { canonicalJson as canonical } from '../shared/canonical-json.js';
+
 type Json = Record<string, unknown>;
 
 /** components.responses names of the error answers, by status. */
@@ -24,18 +26,6 @@ const ERROR_RESPONSE_NAMES: Record<string, string> = {
 };
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The same JSON whatever the key order: how two uses of one thing are compared. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 const pascal = (name: string) =>
   name
