@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { isStoreUnavailable } from '../infra/database.js';
+import { drainRequestBody } from '../http/drain-body.js';
 import { ApiError } from '../shared/errors.js';
 import './types.js';
 
@@ -55,6 +56,9 @@ export default fp<ErrorsOptions>(
           'request failed',
         );
       }
+      // Fastify marks a refused body's connection for closing; once the rest of the body is read,
+      // the connection can stay and the client reads the 413 instead of a reset.
+      if (err.code === 'payload_too_large' && (await drainRequestBody(request.raw))) reply.removeHeader('connection');
       if (!request.routeOptions.config.unmetered) await opts.ensureRateLimitHeaders(request, reply);
       return renderError(request, reply, err);
     });
