@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { isStoreUnavailable } from '../infra/database.js';
-import { drainRequestBody } from '../http/drain-body.js';
+import { lingerAfterRefusal } from '../http/lingering-close.js';
 import { ApiError } from '../shared/errors.js';
 import './types.js';
 
@@ -56,9 +56,9 @@ export default fp<ErrorsOptions>(
           'request failed',
         );
       }
-      // Fastify marks a refused body's connection for closing; once the rest of the body is read,
-      // the connection can stay and the client reads the 413 instead of a reset.
-      if (err.code === 'payload_too_large' && (await drainRequestBody(request.raw))) reply.removeHeader('connection');
+      // Refused before its body was read: Fastify closes the connection after the answer; the rest
+      // of the body is read first, so the client sees the answer rather than a reset.
+      if (err.code === 'payload_too_large') lingerAfterRefusal(request.raw);
       if (!request.routeOptions.config.unmetered) await opts.ensureRateLimitHeaders(request, reply);
       return renderError(request, reply, err);
     });
