@@ -41,11 +41,15 @@ export async function startServer(
   name: string,
   command: string,
   args: string[],
-  env: Record<string, string>,
+  env: Record<string, string | undefined>,
   port: number,
   readyPath: string,
 ): Promise<Server> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A variable given as undefined is removed from what the process inherits.
+  const merged = Object.fromEntries(
+    Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  const child = spawn(command, args, { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-65_536);

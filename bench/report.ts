@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dataset } from './dataset.js';
+import type { EmbeddedMemory } from './embedded.js';
 import type { Measurement } from './load.js';
 import type { MemorySample } from './processes.js';
 import * as prettier from 'prettier';
@@ -17,6 +18,7 @@ export interface Measured {
   create: Measurement;
   replay: Measurement;
   upsert: Measurement;
+  listInfo: Measurement;
   listTwoWorkers: Measurement;
   bareList: Measurement;
   bareWrite: Measurement;
@@ -38,14 +40,16 @@ export interface Context {
   /** whether the bare Fastify list answered byte for byte what the service answered */
   bare_list_identical: boolean;
   memory: MemorySample[];
+  /** the embedded store (PGlite) at idle and under the list load */
+  embedded: EmbeddedMemory;
   total_seconds: number;
 }
 
 interface Ratio {
   of: string;
   to: string;
-  /** what is compared: req/s or p50 latency */
-  by: 'req/s' | 'p50';
+  /** what is compared: req/s, p50 latency or the server process's CPU per request */
+  by: 'req/s' | 'p50' | 'server CPU';
   value: number;
 }
 
@@ -67,6 +71,7 @@ const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 export function buildReport(m: Measured, context: Context): Report {
   const ratios: Ratio[] = [
     { of: 'list', to: 'bare Fastify', by: 'req/s', value: ratio(m.list.rps, m.bareList.rps) },
+    { of: 'list, LOG_LEVEL=info', to: 'bare Fastify', by: 'req/s', value: ratio(m.listInfo.rps, m.bareList.rps) },
     { of: 'list', to: 'bare node:http', by: 'req/s', value: ratio(m.list.rps, m.bareHttp.rps) },
     { of: 'list', to: 'pgbench', by: 'req/s', value: ratio(m.list.rps, m.pgbench.rps) },
     { of: 'bare Fastify list', to: 'pgbench', by: 'req/s', value: ratio(m.bareList.rps, m.pgbench.rps) },
@@ -74,6 +79,12 @@ export function buildReport(m: Measured, context: Context): Report {
     { of: 'PUT upsert', to: 'bare transaction', by: 'req/s', value: ratio(m.upsert.rps, m.bareWrite.rps) },
     { of: 'replay', to: 'bare transaction', by: 'req/s', value: ratio(m.replay.rps, m.bareWrite.rps) },
     { of: 'list, 2 workers', to: 'list, 1 worker', by: 'req/s', value: ratio(m.listTwoWorkers.rps, m.list.rps) },
+    {
+      of: 'list',
+      to: 'bare Fastify',
+      by: 'server CPU',
+      value: ratio(m.list.cpu?.server_ms ?? Number.NaN, m.bareList.cpu?.server_ms ?? Number.NaN),
+    },
     { of: 'deep page', to: 'page 1', by: 'p50', value: ratio(m.deepPage.p50_ms, m.firstPage.p50_ms) },
     {
       of: 'events last page',
@@ -82,7 +93,15 @@ export function buildReport(m: Measured, context: Context): Report {
       value: ratio(m.eventsLast.p50_ms, m.eventsFirst.p50_ms),
     },
   ];
-  const r = (of: string, to: string) => ratios.find((x) => x.of === of && x.to === to)!.value;
+  // Without `by`, the first ratio of the pair: req/s where there is one.
+  const r = (of: string, to: string, by?: Ratio['by']) =>
+    ratios.find((x) => x.of === of && x.to === to && (by === undefined || x.by === by))!.value;
+  const atMost = (what: string, value: number, max: number, unit = '×'): Target => ({
+    what,
+    target: `≤ ${max}${unit === '×' ? '×' : ` ${unit}`}`,
+    measured: `${value}${unit === '×' ? '×' : ` ${unit}`}`,
+    met: value <= max,
+  });
   const atLeast = (what: string, value: number, min: number): Target => ({
     what,
     target: `≥ ${min}×`,
@@ -91,6 +110,16 @@ export function buildReport(m: Measured, context: Context): Report {
   });
   const targets: Target[] = [
     atLeast('list req/s vs bare Fastify route', r('list', 'bare Fastify'), TARGETS.listVsBareFastify),
+    atLeast(
+      'list req/s at LOG_LEVEL=info vs bare Fastify route',
+      r('list, LOG_LEVEL=info', 'bare Fastify'),
+      TARGETS.listVsBareFastify,
+    ),
+    atMost(
+      'server CPU per list request vs bare Fastify route',
+      r('list', 'bare Fastify', 'server CPU'),
+      TARGETS.listCpuVsBareFastify,
+    ),
     {
       what: `list p99 at ${CONNECTIONS} connections`,
       target: `< ${TARGETS.listP99Ms} ms`,
@@ -102,6 +131,12 @@ export function buildReport(m: Measured, context: Context): Report {
       'PUT upsert req/s vs bare transaction',
       r('PUT upsert', 'bare transaction'),
       TARGETS.writeVsBareTransaction,
+    ),
+    atMost(
+      'server CPU per events page (100 events)',
+      Math.round((m.events.cpu?.server_ms ?? Number.NaN) * 100) / 100,
+      TARGETS.eventsPageServerCpuMs,
+      'ms',
     ),
     {
       what: `page ${DEEP_PAGE.toLocaleString('en')} pages deep vs page 1 (p50)`,
@@ -146,6 +181,7 @@ function renderMarkdown(report: Report): string {
     ['POST /v1/contacts, new Idempotency-Key each', m.create, 'POST'],
     ['POST /v1/contacts, Idempotency-Key replay', m.replay, 'replay'],
     ['PUT /v1/contacts/external/{id}, new key each', m.upsert, 'PUT upsert'],
+    ['GET /v1/contacts?limit=50, LOG_LEVEL=info', m.listInfo, 'list, LOG_LEVEL=info'],
     ['GET /v1/contacts?limit=50, 2 workers', m.listTwoWorkers, 'list, 2 workers'],
     ['baseline: bare Fastify, same SQL and envelope', m.bareList, 'bare Fastify list'],
     ['baseline: bare Fastify, same inserts in one transaction', m.bareWrite],
@@ -204,6 +240,20 @@ function renderMarkdown(report: Report): string {
     ['process', 'RSS before MiB', 'RSS after MiB'],
     report.memory.map((s) => [s.process, fmt(s.before_mib ?? Number.NaN), fmt(s.after_mib ?? Number.NaN)]),
   );
+  const e = report.embedded;
+  const embedded = table(
+    ['embedded store (PGlite), 1 process', 'RSS MiB', 'JavaScript heap used MiB', 'outside the heap MiB'],
+    [
+      ['idle, after start', fmt(e.idle.rss_mib ?? Number.NaN), fmt(e.idle.heap_used_mib), fmt(e.idle.external_mib)],
+      [
+        `after ${report.settings.duration} s of the list at ${CONNECTIONS} connections (${fmt(e.list_rps)} req/s)`,
+        fmt(e.under_load.rss_mib ?? Number.NaN),
+        fmt(e.under_load.heap_used_mib),
+        fmt(e.under_load.external_mib),
+      ],
+      ['highest RSS during the load', fmt(e.peak_rss_mib), '', ''],
+    ],
+  );
   const s = report.settings;
   return [
     `Run of ${report.date}: ${report.machine.cores} cores, ${report.machine.memory_gib} GiB, Node.js ${report.machine.node}, ` +
@@ -228,6 +278,10 @@ function renderMarkdown(report: Report): string {
     growth,
     '',
     memory,
+    '',
+    `The embedded store, with ${e.contacts.toLocaleString('en')} contacts in one workspace:`,
+    '',
+    embedded,
   ].join('\n');
 }
 

@@ -16,8 +16,10 @@ import { openDataset, type Dataset } from './dataset.js';
 import { prepareFixtures, type Fixtures } from './fixtures.js';
 import { measureAlternating, measureOnce, summarize, type Repetition, type Scenario } from './load.js';
 import { pgbenchOnce } from './pgbench.js';
-import { freePort, memoryOf, processTree, ROOT, rssMiB, startServer, stopAll, type Server } from './processes.js';
+import { freePort, memoryOf, ROOT, rssMiB, startServer, stopAll, type Server } from './processes.js';
+import { startService } from './service.js';
 import { cpuProbe } from './cpu.js';
+import { measureEmbeddedMemory } from './embedded.js';
 import { buildReport, writeResults, type Measured } from './report.js';
 import { bareWriteScenario, serviceScenarios, verifyService } from './scenarios.js';
 import { CONNECTIONS, parseOptions, POOL_SIZE, type RunOptions } from './settings.js';
@@ -55,7 +57,10 @@ async function main(): Promise<void> {
       opened.dataset,
       scratch,
     );
+    log('embedded store: seeding a workspace, then memory at idle and under the list load');
+    const embedded = await measureEmbeddedMemory(scratch, options.duration);
     const report = buildReport(measured, {
+      embedded,
       date: new Date().toISOString(),
       machine: {
         cores: availableParallelism(),
@@ -123,8 +128,18 @@ async function measureEverything(
   const s = serviceScenarios(fixtures, runId);
   const loadGeneratorBefore = rssMiB(process.pid);
 
-  const one = await startService(options, fixtures, 1);
-  const two = await startService(options, fixtures, 2);
+  const service = (workers: number, logLevel: 'warn' | 'info') => {
+    const name = `service, ${workers === 1 ? '1 worker' : `${workers} workers`}${logLevel === 'info' ? ', LOG_LEVEL=info' : ''}`;
+    log(`starting ${name}`);
+    return startService(
+      { databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, workers, logLevel, name },
+      fixtures,
+    );
+  };
+  const one = await service(1, 'warn');
+  // The default a user runs: LOG_LEVEL=info, a line per request.
+  const oneInfo = await service(1, 'info');
+  const two = await service(2, 'warn');
   const listBody = await verifyService(one.url, s, fixtures, runId);
   const fastify = await startBaseline('bare Fastify', 'bench/baseline-fastify.ts', {
     DATABASE_URL: options.databaseUrl,
@@ -138,7 +153,7 @@ async function measureEverything(
   const bodyFile = join(scratch, 'list-body.json');
   writeFileSync(bodyFile, listBody);
   const http = await startBaseline('bare node:http', 'bench/baseline-http.ts', { BODY_FILE: bodyFile });
-  const servers = [one, two, fastify, http];
+  const servers = [one, oneInfo, two, fastify, http];
   const memory = servers.map(memoryOf);
 
   const plan: Planned[] = [
@@ -155,6 +170,7 @@ async function measureEverything(
       label: 'pgbench, same SQL',
       pgbench: { workspaceId: dataset.big_workspace_id, clients: POOL_SIZE },
     },
+    { key: 'listInfo', label: 'GET /v1/contacts?limit=50, LOG_LEVEL=info', server: oneInfo, scenario: s.list },
     { key: 'listTwoWorkers', label: 'GET /v1/contacts?limit=50, 2 workers', server: two, scenario: s.list },
     { key: 'get', label: 'GET /v1/contacts/{id}', server: one, scenario: s.get },
     { key: 'appointments', label: 'GET /v1/appointments, 7-day window', server: one, scenario: s.appointments },
@@ -266,38 +282,6 @@ async function measureEverything(
     ]),
   ) as unknown as Measured;
   return { measured, memory: samples, bareListIdentical };
-}
-
-async function startService(options: RunOptions, fixtures: Fixtures, workers: number): Promise<Server> {
-  const port = await freePort();
-  const name = workers === 1 ? 'service, 1 worker' : `service, ${workers} workers`;
-  log(`starting ${name}`);
-  const server = await startServer(
-    name,
-    process.execPath,
-    [join(ROOT, 'bin/workspace-api'), 'serve', '--workers', String(workers)],
-    {
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      CURSOR_SECRET: fixtures.cursorSecret,
-      DB_POOL_SIZE: String(POOL_SIZE),
-      // The dataset may be older than the default 30 days, and the service's housekeeping would
-      // then delete its events.
-      EVENTS_RETENTION_DAYS: '3650',
-    },
-    port,
-    '/readyz',
-  );
-  // /readyz answers once one worker listens; the measurements wait for all of them.
-  const deadline = Date.now() + 30_000;
-  while (workers > 1 && processTree(server.pid).length < workers + 1) {
-    if (Date.now() > deadline) throw new Error(`${name}: its workers did not all start`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return server;
 }
 
 async function startBaseline(name: string, file: string, env: Record<string, string>): Promise<Server> {

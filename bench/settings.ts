@@ -38,10 +38,14 @@ export const DEEP_PAGE = 10_000;
 export const TARGETS = {
   /** authenticated list throughput / bare Fastify route throughput */
   listVsBareFastify: 0.8,
+  /** server process CPU per authenticated list request / the bare Fastify route's */
+  listCpuVsBareFastify: 1.3,
+  /** server process CPU per events page of 100, ms */
+  eventsPageServerCpuMs: 1.0,
   /** p99 of the authenticated list at 50 connections, ms */
   listP99Ms: 25,
   /** POST and PUT /v1/contacts throughput / bare transaction route throughput */
-  writeVsBareTransaction: 0.7,
+  writeVsBareTransaction: 0.85,
   /** p50 latency of the deep page / p50 latency of page 1 */
   deepVsFirstPage: 1.5,
   /** list throughput with two workers / with one */

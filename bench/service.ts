@@ -1,0 +1,50 @@
+// The service under test, started as a user runs it (`bin/workspace-api serve`) on the benchmark's
+// database and Redis. One place for its settings, shared by the benchmark and the profiler.
+import { join } from 'node:path';
+import type { Fixtures } from './fixtures.js';
+import { freePort, processTree, ROOT, startServer, type Server } from './processes.js';
+import { POOL_SIZE } from './settings.js';
+
+export interface ServiceOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  workers: number;
+  /** LOG_LEVEL of the service: `info` is its default, `warn` leaves only problems */
+  logLevel: 'info' | 'warn';
+  /** a name of its own in reports; derived from the workers and log level when absent */
+  name?: string;
+  /** more environment (the profiler's NODE_OPTIONS) */
+  env?: Record<string, string>;
+}
+
+export async function startService(o: ServiceOptions, fixtures: Fixtures): Promise<Server> {
+  const port = await freePort();
+  const name = o.name ?? `service, ${o.workers === 1 ? '1 worker' : `${o.workers} workers`}, LOG_LEVEL=${o.logLevel}`;
+  const server = await startServer(
+    name,
+    process.execPath,
+    [join(ROOT, 'bin/workspace-api'), 'serve', '--workers', String(o.workers)],
+    {
+      DATABASE_URL: o.databaseUrl,
+      REDIS_URL: o.redisUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: o.logLevel,
+      CURSOR_SECRET: fixtures.cursorSecret,
+      DB_POOL_SIZE: String(POOL_SIZE),
+      // The dataset may be older than the default 30 days, and the service's housekeeping would
+      // then delete its events.
+      EVENTS_RETENTION_DAYS: '3650',
+      ...o.env,
+    },
+    port,
+    '/readyz',
+  );
+  // /readyz answers once one worker listens; the measurements wait for all of them.
+  const deadline = Date.now() + 30_000;
+  while (o.workers > 1 && processTree(server.pid).length < o.workers + 1) {
+    if (Date.now() > deadline) throw new Error(`${name}: its workers did not all start`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return server;
+}
