@@ -286,8 +286,8 @@ async function loadWorkspace(
     done.contacts += seeded;
   }
   await events(
-    `INSERT INTO events (workspace_id, type, resource_type, resource_id, data)
-     SELECT c.workspace_id, 'contact.created', 'contact', c.id::text, api_contact_json(c)
+    `INSERT INTO events (workspace_id, stamp, type, resource_type, resource_id, data)
+     SELECT c.workspace_id, stamp_position(c.created_at), 'contact.created', 'contact', c.id::text, api_contact_json(c)
        FROM contacts c WHERE c.workspace_id = $1 ORDER BY c.created_at, c.id`,
     [plan.id],
   );
@@ -298,14 +298,16 @@ async function loadWorkspace(
     done.appointments += seeded;
   }
   await events(
-    `INSERT INTO events (workspace_id, type, resource_type, resource_id, data)
-     SELECT a.workspace_id, 'appointment.created', 'appointment', a.id::text, api_appointment_json(a)
+    `INSERT INTO events (workspace_id, stamp, type, resource_type, resource_id, data)
+     SELECT a.workspace_id, stamp_position(a.created_at), 'appointment.created', 'appointment', a.id::text,
+            api_appointment_json(a)
        FROM appointments a WHERE a.workspace_id = $1 ORDER BY a.created_at, a.id`,
     [plan.id],
   );
 
-  // A status change and its contact.updated event. Triggers are off for the bulk load, so the
-  // stamp is the clock (a historic data set: its rows spread over months, not one sync-clock stamp
+  // A status change and its contact.updated event. Each event's feed position (stamp, in
+  // milliseconds, and the sequence) is the time of its row's change. Triggers are off for the bulk
+  // load, so the stamp is the clock (a historic data set: its rows spread over months, not one sync-clock stamp
   // per batch); the workspace's sync clock starts after it on the first write through the API.
   await events(
     `WITH changed AS (
@@ -315,9 +317,18 @@ async function loadWorkspace(
         WHERE c.workspace_id = $1
           AND c.id IN (SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY id LIMIT $2)
        RETURNING c.*)
-     INSERT INTO events (workspace_id, type, resource_type, resource_id, data)
-     SELECT workspace_id, 'contact.updated', 'contact', id::text, api_contact_json(ROW(changed.*)::contacts)
+     INSERT INTO events (workspace_id, stamp, type, resource_type, resource_id, data)
+     SELECT workspace_id, stamp_position(updated_at), 'contact.updated', 'contact', id::text,
+            api_contact_json(ROW(changed.*)::contacts)
        FROM changed ORDER BY updated_at, id`,
     [plan.id, plan.updates],
+  );
+  // The workspace's sync clock at its last event, as the triggers would have left it: the feed's
+  // head, and the check that a position is not ahead of the feed, read it.
+  await db.query(
+    `INSERT INTO workspace_clocks AS k (workspace_id, last_stamp)
+     SELECT $1, to_timestamp(max(stamp) / 1000.0) FROM events WHERE workspace_id = $1
+     ON CONFLICT (workspace_id) DO UPDATE SET last_stamp = greatest(k.last_stamp, EXCLUDED.last_stamp)`,
+    [plan.id],
   );
 }
