@@ -12,6 +12,7 @@ export class Metrics {
   readonly #duration: Histogram<'method' | 'route' | 'version'>;
   readonly #rateLimited: Counter<'bucket'>;
   readonly #idempotency: Counter<'outcome'>;
+  readonly #versions = new Map<string, string>();
 
   constructor(db: Database) {
     const registers = [this.registry];
@@ -55,8 +56,14 @@ export class Metrics {
     });
   }
 
-  observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const version = /^\/(v\d+)\//.exec(route)?.[1] ?? 'none';
+  /** `route`: the matched route pattern; undefined when none matched. */
+  observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
+    route ??= 'unmatched';
+    let version = this.#versions.get(route);
+    if (version === undefined) {
+      version = /^\/(v\d+)\//.exec(route)?.[1] ?? 'none';
+      this.#versions.set(route, version); // one entry per route pattern: a bounded set
+    }
     this.#requests.inc({ method, route, status: String(status), version });
     this.#duration.observe({ method, route, version }, seconds);
   }

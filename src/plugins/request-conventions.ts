@@ -4,7 +4,7 @@
 // the same way whatever its body).
 import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { ApiError } from '../shared/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/schemas.js';
 import { describeRule, type ParamSchema } from './errors.js';
@@ -28,6 +28,47 @@ function hasLoneSurrogate(value: unknown): boolean {
   }
   return false;
 }
+
+/** The query parameters a route declares as integers, with their rules (for the message). */
+function integerQueryParameters(schema: unknown): [string, ParamSchema][] {
+  const properties = (schema as { properties?: Record<string, ParamSchema> } | undefined)?.properties ?? {};
+  return Object.entries(properties).filter(([, rule]) => rule.type === 'integer');
+}
+
+/**
+ * Integers in a query string are written in decimal digits: the validator's number coercion would
+ * also take 0x10, 1e1, +5 or " 1", which no client means as a page size.
+ */
+function decimalIntegersOnly(integers: [string, ParamSchema][]): preValidationHookHandler {
+  return (request, _reply, done) => {
+    const query = request.query as Record<string, unknown>;
+    for (const [name, rule] of integers) {
+      const value = query[name];
+      if (typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
+        done(
+          new ApiError('invalid_query_parameter', {
+            message: `${describeRule(name, rule)}.`,
+            details: { parameter: name },
+          }),
+        );
+        return;
+      }
+    }
+    done();
+  };
+}
+
+/** A write is JSON with a well-formed Idempotency-Key, checked before its body is validated. */
+const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done) => {
+  if (!isJsonContentType(request)) return done(new ApiError('unsupported_media_type'));
+  const key = request.headers['idempotency-key'];
+  if (key === undefined)
+    return done(new ApiError('idempotency_key_missing', { details: { header: 'Idempotency-Key' } }));
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    return done(new ApiError('idempotency_key_invalid', { details: { header: 'Idempotency-Key' } }));
+  }
+  done();
+};
 
 export default fp(
   async function requestConventions(app: FastifyInstance) {
@@ -71,32 +112,19 @@ export default fp(
       });
     });
 
-    // Integers in a query string are written in decimal digits: the validator's number coercion
-    // would also take 0x10, 1e1, +5 or " 1", which no client means as a page size.
-    app.addHook('preValidation', async (request) => {
-      const schema = request.routeOptions.schema?.querystring as
-        { properties?: Record<string, ParamSchema> } | undefined;
-      if (!schema?.properties) return;
-      const query = request.query as Record<string, unknown>;
-      for (const [name, rule] of Object.entries(schema.properties)) {
-        const value = query[name];
-        if (rule.type === 'integer' && typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
-          throw new ApiError('invalid_query_parameter', {
-            message: `${describeRule(name, rule)}.`,
-            details: { parameter: name },
-          });
-        }
-      }
-    });
-
-    app.addHook('preValidation', async (request) => {
-      if (!request.routeOptions.config.idempotentWrite) return;
-      if (!isJsonContentType(request)) throw new ApiError('unsupported_media_type');
-      const key = request.headers['idempotency-key'];
-      if (key === undefined) throw new ApiError('idempotency_key_missing', { details: { header: 'Idempotency-Key' } });
-      if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-        throw new ApiError('idempotency_key_invalid', { details: { header: 'Idempotency-Key' } });
-      }
+    // The checks below concern some routes only: they are attached to those routes as they are
+    // declared, so no other request pays for them.
+    app.addHook('onRoute', (route) => {
+      const checks: preValidationHookHandler[] = [];
+      const integers = integerQueryParameters(route.schema?.querystring);
+      if (integers.length > 0) checks.push(decimalIntegersOnly(integers));
+      if (route.config?.idempotentWrite) checks.push(idempotentWriteHeaders);
+      if (checks.length === 0) return;
+      const declared = route.preValidation;
+      route.preValidation = [
+        ...checks,
+        ...(declared === undefined ? [] : Array.isArray(declared) ? declared : [declared]),
+      ];
     });
   },
   { name: 'request-conventions' },

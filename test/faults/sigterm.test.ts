@@ -40,7 +40,7 @@ after(async () => {
   await fdb?.drop();
 });
 
-/** POSTs the server has received and routed (its "incoming request" log lines, LOG_LEVEL=info). */
+/** POSTs the server has received and routed (its "incoming request" log lines, LOG_LEVEL=debug). */
 function postsReceived(server: ServerProcess): number {
   let n = 0;
   for (const line of server.output().stdout.split('\n')) {
@@ -72,7 +72,7 @@ test('SIGTERM: in-flight requests finish with 2xx, new ones are refused, nothing
       DATABASE_URL: throughProxy(fdb.url, proxy.port),
       DB_POOL_SIZE: '4',
       SHUTDOWN_GRACE_MS: '20000',
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug',
     }),
     ['--workers', '1'],
   );

@@ -18,8 +18,11 @@ export class UsageRecorder {
     this.#timer.unref();
   }
 
+  /** The UTC day of the last record, and the range of times it covers: one date format a day. */
+  #day = { name: '', from: 0, to: -1 };
+
   record(keyId: string, operation: string, statusCode: number, now = Date.now()): void {
-    const day = new Date(now).toISOString().slice(0, 10);
+    const day = this.#dayOf(now);
     const id = `${keyId}\u0000${day}\u0000${operation}`;
     let c = this.#counters.get(id);
     if (!c) {
@@ -31,6 +34,14 @@ export class UsageRecorder {
     else if (statusCode >= 500) c.serverErrors++;
     else if (statusCode >= 400) c.clientErrors++;
     c.lastUsedMs = Math.max(c.lastUsedMs, now);
+  }
+
+  #dayOf(now: number): string {
+    if (now < this.#day.from || now > this.#day.to) {
+      const from = now - (now % 86_400_000);
+      this.#day = { name: new Date(now).toISOString().slice(0, 10), from, to: from + 86_399_999 };
+    }
+    return this.#day.name;
   }
 
   /** Writes what was counted; counts that fail to write are kept for the next flush. */
