@@ -74,6 +74,15 @@ const SPECIAL: Record<string, string> = {
   '(program)': 'V8 and native code outside JavaScript',
 };
 
+/**
+ * Native socket writes (to the client, PostgreSQL and Redis). The profiler samples the thread on a
+ * wall clock: a system call during which the process waits for a core (two cores shared with
+ * PostgreSQL, Redis and the load generator) counts in full. Kept apart, so that this time does not
+ * hide in the stage that wrote.
+ */
+const SYSCALL_STAGE = 'socket writes (system calls, with time spent waiting for a core)';
+const SYSCALLS = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString']);
+
 export interface StageCost {
   stage: string;
   /** CPU milliseconds in the window */
@@ -111,7 +120,9 @@ export function summarizeProfile(
     const known = stageOfNode.get(id);
     if (known) return known;
     const leaf = byId.get(id)!;
-    let stage = SPECIAL[leaf.callFrame.functionName];
+    let stage =
+      (Object.hasOwn(SPECIAL, leaf.callFrame.functionName) ? SPECIAL[leaf.callFrame.functionName] : undefined) ??
+      (leaf.callFrame.url === '' && SYSCALLS.has(leaf.callFrame.functionName) ? SYSCALL_STAGE : undefined);
     let runtimeFallback: string | undefined;
     for (let at: number | undefined = id; !stage && at !== undefined; at = parent.get(at)) {
       const { url, functionName } = byId.get(at)!.callFrame;

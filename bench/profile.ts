@@ -3,26 +3,27 @@
 // for a fixed time after a warm-up, stops it, and charges every profile sample taken during the
 // measured time to a stage (bench/profile-analysis.ts). Prints the stages and the functions with
 // the most self time; docs/performance.md keeps the summary before and after each change.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDataset } from './dataset.js';
+import { openDataset, type Dataset } from './dataset.js';
 import { prepareFixtures } from './fixtures.js';
 import { measureOnce } from './load.js';
-import { ROOT, stopAll } from './processes.js';
+import { freePort, ROOT, startServer, stopAll } from './processes.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-analysis.js';
 import { serviceScenarios, type Scenarios } from './scenarios.js';
 import { startService } from './service.js';
-import { parseOptions } from './settings.js';
+import { parseOptions, POOL_SIZE } from './settings.js';
 
 const SCENARIOS = ['list', 'get', 'events', 'create', 'replay', 'upsert'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
-const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info]
+const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--bare]
 
 Profiles the service (one worker, PostgreSQL and Redis, the benchmark's dataset) under one scenario
-of the benchmark and prints CPU per request by stage. Writes bench-results/profile-<scenario>.json.`;
+of the benchmark and prints CPU per request by stage; --bare profiles the bare Fastify list instead,
+for comparison. Writes bench-results/profile-<scenario>.json and the .cpuprofile beside it.`;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '3' },
       'log-level': { type: 'string', default: 'warn' },
+      bare: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -58,31 +60,39 @@ async function main(): Promise<void> {
   try {
     const fixtures = await prepareFixtures(db, dataset);
     const scenarios: Scenarios = serviceScenarios(fixtures, `p${Date.now().toString(36)}`);
-    const server = await startService(
-      {
-        databaseUrl,
-        redisUrl,
-        workers: 1,
-        logLevel,
-        env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profiles}` },
-      },
-      fixtures,
-    );
-    log(`profiling ${scenario} at LOG_LEVEL=${logLevel}: ${warmup} s of warm-up, ${duration} s measured`);
-    if (warmup > 0) await measureOnce(server.url, scenarios[scenario], warmup);
+    const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
+    if (values.bare && scenario !== 'list') throw new Error('--bare profiles the bare Fastify list: --scenario list');
+    const server = values.bare
+      ? await startBareFastify(profiling, databaseUrl, fixtures.cursorSecret, dataset)
+      : await startService({ databaseUrl, redisUrl, workers: 1, logLevel, nodeArgs: profiling }, fixtures);
+    const load = values.bare ? { ...scenarios.list, path: '/contacts', headers: {} } : scenarios[scenario];
+    const label = values.bare ? 'bare Fastify list' : `${scenario}, LOG_LEVEL=${logLevel}`;
+    log(`profiling ${label}: ${warmup} s of warm-up, ${duration} s measured`);
+    if (warmup > 0) await measureOnce(server.url, load, warmup);
     await new Promise((r) => setTimeout(r, 500));
     const fromUs = Number(process.hrtime.bigint() / 1000n);
-    const { repetition } = await measureOnce(server.url, scenarios[scenario], duration);
+    const cpuBefore = processCpuMs(server.pid);
+    const { repetition } = await measureOnce(server.url, load, duration);
+    const cpuMs = processCpuMs(server.pid) - cpuBefore;
     const toUs = Number(process.hrtime.bigint() / 1000n);
     await server.stop(); // the profile is written as the process exits
+    mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('the service wrote no CPU profile');
-    const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile;
+    const raw = readFileSync(join(profiles, file), 'utf8');
+    const profile = JSON.parse(raw) as CpuProfile;
+    // For reading in Chrome's DevTools or speedscope.
+    writeFileSync(join(ROOT, `bench-results/profile-${values.bare ? 'bare-list' : scenario}.cpuprofile`), raw);
     const requests = repetition.answered + repetition.unexpected;
     const summary = summarizeProfile(profile, requests, { fromUs, toUs });
-    const out = join(ROOT, `bench-results/profile-${scenario}.json`);
-    writeFileSync(out, `${JSON.stringify({ scenario, logLevel, rps: repetition.rps, ...summary }, null, 2)}\n`);
-    log(render(scenario, logLevel, repetition.rps, summary));
+    const name = values.bare ? 'bare-list' : scenario;
+    const out = join(ROOT, `bench-results/profile-${name}.json`);
+    const cpuUsPerRequest = (cpuMs * 1000) / requests;
+    writeFileSync(
+      out,
+      `${JSON.stringify({ scenario: label, rps: repetition.rps, cpu_us_per_request: cpuUsPerRequest, ...summary }, null, 2)}\n`,
+    );
+    log(render(label, repetition.rps, cpuUsPerRequest, summary));
     log(`written: ${out}`);
   } finally {
     await stopAll();
@@ -91,10 +101,38 @@ async function main(): Promise<void> {
   }
 }
 
-function render(scenario: string, logLevel: string, rps: number, s: ProfileSummary): string {
+/** The bare Fastify baseline of the benchmark (bench/baseline-fastify.ts), under the profiler. */
+async function startBareFastify(nodeArgs: string[], databaseUrl: string, cursorSecret: string, dataset: Dataset) {
+  const port = await freePort();
+  return startServer(
+    'bare Fastify',
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', join(ROOT, 'bench/baseline-fastify.ts')],
+    {
+      DATABASE_URL: databaseUrl,
+      POOL_SIZE: String(POOL_SIZE),
+      CURSOR_SECRET: cursorSecret,
+      LIST_WORKSPACE_ID: dataset.big_workspace_id,
+      WRITE_WORKSPACE_ID: dataset.write_workspace_id,
+      PORT: String(port),
+    },
+    port,
+    '/readyz',
+  );
+}
+
+/** CPU time (user and system) the process has used so far, ms, from /proc (clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function render(label: string, rps: number, cpuUs: number, s: ProfileSummary): string {
   const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1);
   const lines = [
-    `\n${scenario}, LOG_LEVEL=${logLevel}: ${s.requests} requests (${rps} req/s), ${f(s.busy_ms)} ms of CPU sampled, ${f(s.us_per_request)} µs per request`,
+    `\n${label}: ${s.requests} requests (${rps} req/s); the process used ${f(cpuUs)} µs of CPU per request (/proc); ` +
+      `the profiler sampled ${f(s.us_per_request)} µs per request on its thread, split below (wall clock while not idle: waits for a core count)`,
     '',
     '| stage | µs per request | share |',
     '| --- | --- | --- |',

@@ -13,8 +13,8 @@ export interface ServiceOptions {
   logLevel: 'info' | 'warn';
   /** a name of its own in reports; derived from the workers and log level when absent */
   name?: string;
-  /** more environment (the profiler's NODE_OPTIONS) */
-  env?: Record<string, string>;
+  /** options for node itself (the profiler's --cpu-prof) */
+  nodeArgs?: string[];
 }
 
 export async function startService(o: ServiceOptions, fixtures: Fixtures): Promise<Server> {
@@ -23,7 +23,7 @@ export async function startService(o: ServiceOptions, fixtures: Fixtures): Promi
   const server = await startServer(
     name,
     process.execPath,
-    [join(ROOT, 'bin/workspace-api'), 'serve', '--workers', String(o.workers)],
+    [...(o.nodeArgs ?? []), join(ROOT, 'bin/workspace-api'), 'serve', '--workers', String(o.workers)],
     {
       DATABASE_URL: o.databaseUrl,
       REDIS_URL: o.redisUrl,
@@ -35,7 +35,6 @@ export async function startService(o: ServiceOptions, fixtures: Fixtures): Promi
       // The dataset may be older than the default 30 days, and the service's housekeeping would
       // then delete its events.
       EVENTS_RETENTION_DAYS: '3650',
-      ...o.env,
     },
     port,
     '/readyz',
