@@ -32,6 +32,12 @@ export async function idempotentWrite(
         body: request.body,
       },
       (tx) => write(tx, principal.workspaceId),
+      // The route's response serializer, once: its text is both the answer and the record.
+      (statusCode, body) => {
+        const text = reply.code(statusCode).serialize(body);
+        if (typeof text !== 'string') throw new Error('a JSON response serializer returned bytes');
+        return text;
+      },
     );
   } catch (err) {
     if (err instanceof ApiError && err.code === 'idempotency_key_reused') services.metrics.idempotency('reused');
@@ -42,5 +48,7 @@ export async function idempotentWrite(
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   const location = outcome.statusCode === 201 ? locationOf?.(outcome.body) : undefined;
   if (location) reply.header('location', location);
-  return reply.code(outcome.statusCode).send(outcome.body);
+  reply.code(outcome.statusCode);
+  if (outcome.payload === undefined) return reply.send(outcome.body);
+  return reply.type('application/json; charset=utf-8').send(outcome.payload);
 }

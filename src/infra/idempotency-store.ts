@@ -16,7 +16,12 @@ export interface WriteResult {
 
 export interface IdempotentOutcome extends WriteResult {
   replayed: boolean;
+  /** the body as written to the client and the record; for a write just done (replays: undefined) */
+  payload?: string;
 }
+
+/** The body as the route answers it: its response serializer, for the status the write chose. */
+export type Serialize = (statusCode: number, body: unknown) => string;
 
 export interface IdempotentRequest {
   workspaceId: string;
@@ -45,45 +50,44 @@ export class IdempotencyStore {
     this.#ttlHours = ttlHours;
   }
 
+  /**
+   * Runs `write` once per key. The answer is serialized once, with `serialize`: the same text goes
+   * into the record and to the client.
+   */
   async execute(
     request: IdempotentRequest,
     write: (tx: Queryable) => Promise<WriteResult>,
+    serialize: Serialize = (_status, body) => JSON.stringify(body),
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
     // A deadlock or serialization conflict rolled the attempt back whole: the request runs again.
-    return retryingConflicts(() => this.#attempt(request, fingerprint, write));
+    return retryingConflicts(() => this.#attempt(request, fingerprint, write, serialize));
   }
 
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
     write: (tx: Queryable) => Promise<WriteResult>,
+    serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     return this.#db.transaction(async (tx) => {
-      // One round trip: claim the key, and name the request for the events this write causes.
-      const { rows: lock } = await tx.query<{ locked: boolean }>(
-        `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked,
-                set_config('app.request_id', $2, true) AS request_id`,
-        [`${request.workspaceId}:${request.key}`, request.requestId],
-        'idem_lock',
-      );
-      const locked = lock[0]?.locked === true;
-
-      // Read even when the lock is taken: a key whose write has committed replays without
+      // One round trip (db/migrations/0011): claim the key without waiting, name the request for
+      // the events this write causes, and read the key's stored answer, in a snapshot taken after
+      // the claim. Read even when the claim failed: a key whose write has committed replays without
       // waiting for (or being refused by) another replay of it that holds the lock right now.
-      const { rows: stored } = await tx.query<{
-        request_sha256: Uint8Array;
-        status_code: number;
-        response_body: string;
-        erased: boolean;
+      const { rows: claim } = await tx.query<{
+        locked: boolean;
+        request_sha256: Uint8Array | null;
+        status_code: number | null;
+        response_body: string | null;
+        erased: boolean | null;
       }>(
-        `SELECT request_sha256, status_code, response_body, erased FROM idempotency_keys
-          WHERE workspace_id = $1 AND key = $2 AND expires_at > now()`,
-        [request.workspaceId, request.key],
-        'idem_find',
+        'SELECT locked, request_sha256, status_code, response_body, erased FROM idempotency_claim($1, $2, $3)',
+        [request.workspaceId, request.key, request.requestId],
+        'idem_claim',
       );
-      const previous = stored[0];
-      if (previous) {
+      const { locked, ...previous } = claim[0]!;
+      if (previous.request_sha256 !== null) {
         if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
         // The contact it wrote was deleted since, and the stored answer with it (db/migrations/0010):
         // the request is not run again, and nothing of the contact is told.
@@ -94,8 +98,8 @@ export class IdempotencyStore {
           });
         }
         return {
-          statusCode: previous.status_code,
-          body: JSON.parse(previous.response_body) as unknown,
+          statusCode: previous.status_code!,
+          body: JSON.parse(previous.response_body!) as unknown,
           replayed: true,
         };
       }
@@ -103,6 +107,7 @@ export class IdempotencyStore {
       if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
       const result = await write(tx);
+      const payload = serialize(result.statusCode, result.body);
       await tx.query(
         `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
@@ -116,13 +121,13 @@ export class IdempotencyStore {
           request.key,
           fingerprint,
           result.statusCode,
-          JSON.stringify(result.body),
+          payload,
           writtenResourceId(result.body),
           this.#ttlHours,
         ],
         'idem_store',
       );
-      return { ...result, replayed: false };
+      return { ...result, replayed: false, payload };
     });
   }
 
