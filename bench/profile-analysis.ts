@@ -56,7 +56,7 @@ const STAGES: readonly { stage: string; matches: (url: string, fn: string) => bo
         u,
       ),
   },
-  { stage: 'route handlers', matches: (u) => /\/src\/(modules|http|shared|api)\//.test(u) },
+  { stage: 'route handlers', matches: (u) => /\/(src|dist)\/(modules|http|shared|api)\//.test(u) },
   { stage: 'routing (find-my-way)', matches: (u) => u.includes('node_modules/find-my-way/') },
   {
     stage: 'fastify core (hooks, reply, headers)',

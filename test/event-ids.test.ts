@@ -37,4 +37,18 @@ describe('event ids', () => {
       assert.deepEqual(codec.decode(WORKSPACE, id), { kind: 'position', position: [...position] });
     }
   });
+
+  test('ids encoded together are the ids encoded one by one', () => {
+    const codec = new EventIdCodec(SECRET);
+    const positions = Array.from({ length: 101 }, (_, i) => [String(1_700_000_000_000 + i), String(i * 3)] as const);
+    const together = codec.encodeAll(WORKSPACE, positions);
+    assert.deepEqual(
+      together,
+      positions.map((p) => new EventIdCodec(SECRET).encode(WORKSPACE, p)),
+    );
+    assert.deepEqual(codec.encodeAll(WORKSPACE, []), []);
+    assert.deepEqual(codec.encodeAll(OTHER_WORKSPACE, positions.slice(0, 1)), [
+      codec.encode(OTHER_WORKSPACE, positions[0]!),
+    ]);
+  });
 });

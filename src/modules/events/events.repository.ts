@@ -34,16 +34,17 @@ export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[
 
 // Second line of defence behind the SQL functions that build event data: whatever they return,
 // only the properties of the resource's public schema are sent.
-const PUBLIC_PROPERTIES: Record<ResourceType, readonly string[]> = {
-  workspace: Object.keys(Workspace.properties),
-  contact: Object.keys(Contact.properties),
-  pipeline_stage: Object.keys(PipelineStage.properties),
-  appointment: Object.keys(Appointment.properties),
-  catalog_item: Object.keys(CatalogItem.properties),
-  conversation: Object.keys(Conversation.properties),
-  message: Object.keys(Message.properties),
-  automation: Object.keys(Automation.properties),
+const PUBLIC_PROPERTIES: Record<ResourceType, ReadonlySet<string>> = {
+  workspace: new Set(Object.keys(Workspace.properties)),
+  contact: new Set(Object.keys(Contact.properties)),
+  pipeline_stage: new Set(Object.keys(PipelineStage.properties)),
+  appointment: new Set(Object.keys(Appointment.properties)),
+  catalog_item: new Set(Object.keys(CatalogItem.properties)),
+  conversation: new Set(Object.keys(Conversation.properties)),
+  message: new Set(Object.keys(Message.properties)),
+  automation: new Set(Object.keys(Automation.properties)),
 };
+const ID_ONLY: ReadonlySet<string> = new Set(['id']);
 
 export interface EventRow {
   position: EventPosition;
@@ -52,7 +53,8 @@ export interface EventRow {
   resource_id: string;
   occurred_at: string;
   request_id: string | null;
-  data: Record<string, unknown>;
+  /** the resource's public properties as JSON text, as the store wrote it (see publicJson) */
+  data: string;
 }
 
 export interface EventFilters {
@@ -106,16 +108,20 @@ export const eventsRepository = {
     shape += branches ? `_${f.types !== undefined ? 't' : 'r'}${branches.length}` : '';
     const { rows } = await db.query<Omit<EventRow, 'position'> & { stamp: string; seq: string }>(
       `SELECT e.stamp::text AS stamp, e.seq::text AS seq, e.type, e.resource_type, e.resource_id,
-              api_time(e.occurred_at) AS occurred_at, e.request_id, e.data
+              api_time(e.occurred_at) AS occurred_at, e.request_id, e.data::text AS data
          FROM (${source}) e
         ORDER BY e.stamp, e.seq LIMIT ${limit}`,
       params,
       shape,
     );
-    return rows.map(({ stamp, seq, ...row }) => ({
-      ...row,
-      position: [stamp, seq] as const,
-      data: pick(row.data, PUBLIC_PROPERTIES[row.resource_type] ?? ['id']),
+    return rows.map((row) => ({
+      position: [row.stamp, row.seq] as const,
+      type: row.type,
+      resource_type: row.resource_type,
+      resource_id: row.resource_id,
+      occurred_at: row.occurred_at,
+      request_id: row.request_id,
+      data: publicJson(row.data, PUBLIC_PROPERTIES[row.resource_type] ?? ID_ONLY),
     }));
   },
 
@@ -243,8 +249,13 @@ export const eventsRepository = {
   },
 };
 
-function pick(data: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (k in data) out[k] = data[k];
-  return out;
+/**
+ * An event's data as compact JSON text holding only the `allowed` properties (all of them, while
+ * the SQL functions are right), in the order the store keeps them. Written here once, natively,
+ * and spliced into the page as it is: the page's serializer never walks it property by property.
+ */
+export function publicJson(text: string, allowed: ReadonlySet<string>): string {
+  const value = JSON.parse(text) as Record<string, unknown>;
+  for (const k of Object.keys(value)) if (!allowed.has(k)) delete value[k];
+  return JSON.stringify(value);
 }
