@@ -54,6 +54,26 @@ test('requests, latency, rate limits, idempotency, pool and feed lag are exposed
     value(text, 'wsapi_http_request_duration_seconds_count{method="GET",route="/v1/contacts",version="v1"}') >= 3,
   );
   assert.match(text, /wsapi_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/v1\/contacts"/);
+  // A histogram's buckets count every observation at or below their bound: they never decrease,
+  // and +Inf holds them all.
+  const labels = 'method="GET",route="/v1/contacts",version="v1"';
+  const buckets = [
+    ...text.matchAll(
+      new RegExp(
+        `^wsapi_http_request_duration_seconds_bucket\\{le="([^"]+)",${labels.replaceAll('/', '\\/')}\\} (\\d+)$`,
+        'gm',
+      ),
+    ),
+  ];
+  assert.equal(buckets.length, 12);
+  assert.equal(buckets.at(-1)![1], '+Inf');
+  const counts = buckets.map((b) => Number(b[2]));
+  assert.deepEqual(
+    counts,
+    [...counts].sort((a, b) => a - b),
+  );
+  assert.equal(counts.at(-1), value(text, `wsapi_http_request_duration_seconds_count{${labels}}`));
+  assert.ok(value(text, `wsapi_http_request_duration_seconds_sum{${labels}}`) > 0);
   assert.equal(value(text, 'wsapi_rate_limit_rejections_total{bucket="key"}'), 1);
   assert.equal(value(text, 'wsapi_rate_limit_rejections_total{bucket="address"}'), 1);
   assert.equal(value(text, 'wsapi_idempotent_writes_total{outcome="executed"}'), 1);

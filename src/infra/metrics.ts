@@ -1,35 +1,21 @@
 // Prometheus metrics for operators (GET /metrics). Labels carry routes, statuses and versions,
 // never a workspace, a key or anything else a tenant owns. Each app has its own registry, so
 // several apps in one process (tests, workers of a benchmark) never mix their series.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { Database } from './database.js';
 
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'reused' | 'in_use';
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<'method' | 'route' | 'status' | 'version'>;
-  readonly #duration: Histogram<'method' | 'route' | 'version'>;
+  readonly #requests = new RequestSeries();
   readonly #rateLimited: Counter<'bucket'>;
   readonly #idempotency: Counter<'outcome'>;
-  readonly #versions = new Map<string, string>();
 
   constructor(db: Database) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'wsapi_' });
-    this.#requests = new Counter({
-      name: 'wsapi_http_requests_total',
-      help: 'Requests answered, by route pattern, status and API version.',
-      labelNames: ['method', 'route', 'status', 'version'],
-      registers,
-    });
-    this.#duration = new Histogram({
-      name: 'wsapi_http_request_duration_seconds',
-      help: 'Time from the request arriving to the response being sent.',
-      labelNames: ['method', 'route', 'version'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    });
+    for (const metric of this.#requests.metrics()) this.registry.registerMetric(metric);
     this.#rateLimited = new Counter({
       name: 'wsapi_rate_limit_rejections_total',
       help: 'Requests refused with 429, by bucket kind (key, or client address without a valid key).',
@@ -58,14 +44,7 @@ export class Metrics {
 
   /** `route`: the matched route pattern; undefined when none matched. */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
-    route ??= 'unmatched';
-    let version = this.#versions.get(route);
-    if (version === undefined) {
-      version = /^\/(v\d+)\//.exec(route)?.[1] ?? 'none';
-      this.#versions.set(route, version); // one entry per route pattern: a bounded set
-    }
-    this.#requests.inc({ method, route, status: String(status), version });
-    this.#duration.observe({ method, route, version }, seconds);
+    this.#requests.observe(method, route ?? 'unmatched', status, seconds);
   }
 
   rateLimited(bucket: 'key' | 'address'): void {
@@ -74,5 +53,101 @@ export class Metrics {
 
   idempotency(outcome: IdempotencyOutcome): void {
     this.#idempotency.inc({ outcome });
+  }
+}
+
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface DurationSeries {
+  labels: { method: string; route: string; version: string };
+  /** observations at or below each bound of DURATION_BUCKETS, not yet cumulative */
+  buckets: number[];
+  count: number;
+  sum: number;
+}
+
+/**
+ * Requests answered (a counter by method, route, status and version) and their durations (a
+ * histogram by method, route and version). Counted in plain maps on the request path and turned
+ * into Prometheus series only when scraped: prom-client's own counters and histograms hash their
+ * label set on every call, which cost more than the rest of the bookkeeping of a request. Routes are
+ * patterns, so the series stay few.
+ */
+class RequestSeries {
+  readonly #answered = new Map<string, { labels: Record<string, string>; count: number }>();
+  readonly #durations = new Map<string, DurationSeries>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route}`;
+    let duration = this.#durations.get(key);
+    if (!duration) {
+      const version = /^\/(v\d+)\//.exec(route)?.[1] ?? 'none';
+      duration = { labels: { method, route, version }, buckets: DURATION_BUCKETS.map(() => 0), count: 0, sum: 0 };
+      this.#durations.set(key, duration);
+    }
+    duration.count += 1;
+    duration.sum += seconds;
+    const bucket = DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
+    if (bucket >= 0) duration.buckets[bucket]! += 1;
+
+    const answeredKey = `${key} ${status}`;
+    const answered = this.#answered.get(answeredKey);
+    if (answered) answered.count += 1;
+    else
+      this.#answered.set(answeredKey, {
+        labels: { method, route, status: String(status), version: duration.labels.version },
+        count: 1,
+      });
+  }
+
+  /** The two metrics, in the form prom-client's registry prints. */
+  metrics(): Metric[] {
+    const answered = this.#answered;
+    const durations = this.#durations;
+    const requests = {
+      name: 'wsapi_http_requests_total',
+      help: 'Requests answered, by route pattern, status and API version.',
+      type: 'counter',
+      aggregator: 'sum',
+      get: () =>
+        Promise.resolve({
+          name: 'wsapi_http_requests_total',
+          help: 'Requests answered, by route pattern, status and API version.',
+          type: 'counter',
+          aggregator: 'sum',
+          values: [...answered.values()].map((s) => ({ labels: s.labels, value: s.count })),
+        }),
+      reset: () => answered.clear(),
+    };
+    const name = 'wsapi_http_request_duration_seconds';
+    const help = 'Time from the request arriving to the response being sent.';
+    const duration = {
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      get: () =>
+        Promise.resolve({
+          name,
+          help,
+          type: 'histogram',
+          aggregator: 'sum',
+          values: [...durations.values()].flatMap((s) => {
+            let cumulative = 0;
+            const buckets = DURATION_BUCKETS.map((bound, i) => {
+              cumulative += s.buckets[i]!;
+              return { metricName: `${name}_bucket`, labels: { le: bound, ...s.labels }, value: cumulative };
+            });
+            return [
+              ...buckets,
+              { metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
+              { metricName: `${name}_sum`, labels: s.labels, value: s.sum },
+              { metricName: `${name}_count`, labels: s.labels, value: s.count },
+            ];
+          }),
+        }),
+      reset: () => durations.clear(),
+    };
+    return [requests, duration] as unknown as Metric[];
   }
 }
