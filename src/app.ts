@@ -94,6 +94,14 @@ export async function buildApp(
   });
   useStrictValidators(app);
 
+  // At debug and below, a line as each request arrives as well (the first hook, so every request
+  // has one, refused or not): what is in flight when a process stops or hangs.
+  if (['debug', 'trace'].includes(app.log.level)) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.log.debug({ req: request }, 'incoming request');
+      done();
+    });
+  }
   await app.register(errors, { ensureRateLimitHeaders });
   // A request that arrives once shutdown has begun is refused with the API's own 503 (in-flight
   // ones finish); every answer then closes its connection.
@@ -113,14 +121,6 @@ export async function buildApp(
     unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
   });
 
-  // At debug and below, a line as each request arrives as well: what is in flight when a process
-  // stops or hangs.
-  if (['debug', 'trace'].includes(app.log.level)) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      request.log.debug({ req: request }, 'incoming request');
-      done();
-    });
-  }
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
     services.metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, elapsedMs / 1000);

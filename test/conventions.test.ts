@@ -466,6 +466,42 @@ describe('unusual requests end in the error object, never a 5xx', () => {
 });
 
 describe('logs', () => {
+  test('at info, one line per request as it is answered: method, path, address, status, time, request id', async () => {
+    for (const level of ['info', 'debug'] as const) {
+      const { lines, stream } = logLines();
+      const logged = await startTestServer({ logger: { logger: { level, stream } } });
+      const ids: string[] = [];
+      try {
+        const w = await logged.workspace();
+        for (const [path, key] of [
+          ['/v1/contacts?limit=1', w.key],
+          ['/v1/contacts', undefined],
+          ['/v1/nope', w.key],
+        ] as const) {
+          const r = await logged.request('GET', path, key ? { key } : {});
+          ids.push(r.headers.get('x-request-id') ?? '');
+        }
+      } finally {
+        await logged.close();
+      }
+      const entries = lines.map((l) => JSON.parse(l) as Record<string, any>);
+      for (const [i, id] of ids.entries()) {
+        const mine = entries.filter((e) => e.reqId === id);
+        const answered = mine.filter((e) => e.msg === 'request completed');
+        assert.equal(answered.length, 1, `${level}: request ${i} answered in one line`);
+        assert.equal(answered[0]!.level, 30);
+        assert.deepEqual(Object.keys(answered[0]!.req).sort(), ['method', 'path', 'remoteAddress']);
+        assert.equal(answered[0]!.req.method, 'GET');
+        assert.doesNotMatch(answered[0]!.req.path, /\?/, 'the path without its query');
+        assert.equal(answered[0]!.res.statusCode, [200, 401, 404][i]);
+        assert.equal(typeof answered[0]!.responseTime, 'number');
+        const arrivals = mine.filter((e) => e.msg === 'incoming request');
+        assert.equal(arrivals.length, level === 'debug' ? 1 : 0, `${level}: arrival lines of request ${i}`);
+        assert.equal(mine.length, answered.length + arrivals.length, `${level}: no other line for request ${i}`);
+      }
+    }
+  });
+
   test('never contain the API key, its secret or the Authorization header', async () => {
     const { lines, stream } = logLines();
     const logged = await startTestServer({ logger: { logger: { level: 'trace', stream } } });
