@@ -130,7 +130,8 @@ async function measureEverything(
 
   // Each list is measured on a process that serves nothing else, the bare route too: a process
   // that also served the other scenarios carries their compiled code and garbage, and measured
-  // 0.66 against 0.90 ms of CPU per page for the same build on its own (run of 23 November 2026).
+  // 0.90 ms of CPU per page where the same build serving only the list (at LOG_LEVEL=info) spent
+  // 0.66 ms (run of 23 November 2026).
   const service = (workers: number, logLevel: 'warn' | 'info', purpose: string) => {
     const name = `service, ${workers === 1 ? '1 worker' : `${workers} workers`}${logLevel === 'info' ? ', LOG_LEVEL=info' : ''}, ${purpose}`;
     log(`starting ${name}`);
