@@ -2,7 +2,7 @@
 // then the cross-cutting plugins in the order a request meets them, then the versions.
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
@@ -57,7 +57,8 @@ export async function buildApp(
   const app = Fastify({
     logger: withSafeSerializers(options.logger ?? { level: config.logLevel }),
     // Requests Node's HTTP parser refuses never reach a route; they still get the error object.
-    clientErrorHandler: (err, socket) => answerUnparsableRequest(err, socket, ensureSocketRateLimit),
+    clientErrorHandler: (err, socket) =>
+      answerUnparsableRequest(err, socket, ensureSocketRateLimit, (line) => app.log.info(line, 'request refused')),
     // Node would answer a request without Host itself, with an empty body: the hook in
     // plugins/request-conventions refuses it instead, with the error object and every header.
     http: { requireHostHeader: false },
@@ -65,7 +66,7 @@ export async function buildApp(
     bodyLimit: config.bodyLimitBytes,
     // One line per request, written when it is answered (the onResponse hook below), instead of
     // Fastify's two: it carries what both did, and costs one serialization and one write.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.trustProxy,
     // Refusals during shutdown are ours (the onRequest hook below), with the error object.
     return503OnClosing: false,
@@ -102,7 +103,9 @@ export async function buildApp(
       done();
     });
   }
-  await app.register(errors, { ensureRateLimitHeaders });
+  // Connections reading the rest of a refused body: cut at shutdown rather than waited for.
+  const lingering = new Set<Socket>();
+  await app.register(errors, { ensureRateLimitHeaders, lingering });
   // A request that arrives once shutdown has begun is refused with the API's own 503 (in-flight
   // ones finish); every answer then closes its connection.
   app.addHook('onRequest', (_request, _reply, done) => {
@@ -121,6 +124,11 @@ export async function buildApp(
     unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
   });
 
+  // A client that leaves before its answer still gets its one line.
+  app.addHook('onRequestAbort', (request, done) => {
+    request.log.info({ req: request }, 'request aborted');
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
     services.metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, elapsedMs / 1000);
@@ -153,6 +161,7 @@ export async function buildApp(
     async close() {
       clearInterval(purge);
       closing = true;
+      for (const socket of lingering) socket.destroy();
       await app.close();
       await services.usage.close();
       await services.authenticator.close();
@@ -199,7 +208,8 @@ function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifySer
   if (!logger || typeof logger !== 'object') return logger;
   const req = (r: { method: string; url: string; ip?: string }) => ({
     method: r.method,
-    path: r.url.split('?')[0]!.replace(/wsk_[0-9A-Za-z]+\.[0-9A-Za-z]+/g, 'wsk_[redacted]'),
+    // The dot may come percent-encoded (%2E): the path is logged as sent, not decoded.
+    path: r.url.split('?')[0]!.replace(/wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi, 'wsk_[redacted]'),
     remoteAddress: r.ip,
   });
   const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;
@@ -214,10 +224,18 @@ function answerUnparsableRequest(
   err: Error & { code?: string },
   socket: Socket,
   rateLimitOf: (address: string) => Promise<RateLimitDecision>,
+  log: (line: Record<string, unknown>) => void,
 ): void {
-  if (!socket.writable) return;
+  // Bytes that arrive after this side has ended the connection (a refused body's lingering close,
+  // src/http/lingering-close.ts) can no longer be answered: the connection is cut.
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
   const error = new ApiError(err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'malformed_request');
   const requestId = `req_${randomBytes(12).toString('base64url')}`;
+  // Its one log line, like every request's: nothing of what it sent, which could not be parsed.
+  log({ reqId: requestId, remoteAddress: socket.remoteAddress, res: { statusCode: error.status }, code: error.code });
   const body = JSON.stringify({
     error: { type: error.type, code: error.code, message: error.message, request_id: requestId },
   });

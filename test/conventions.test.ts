@@ -4,6 +4,7 @@
 // never carry an API key.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
@@ -502,6 +503,45 @@ describe('logs', () => {
     }
   });
 
+  test('a request its client leaves, and one the HTTP parser refuses, still have their one line', async () => {
+    const { lines, stream } = logLines();
+    const logged = await startTestServer({ logger: { logger: { level: 'info', stream } } });
+    let refusedId = '';
+    try {
+      const w = await logged.workspace();
+      const port = Number(new URL(logged.baseUrl).port);
+      // Half a body, then the client goes.
+      const leaving = connect(port, '127.0.0.1');
+      await new Promise<void>((resolve) => leaving.once('connect', () => resolve()));
+      leaving.write(
+        `POST /v1/contacts HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${w.key}\r\nContent-Type: application/json\r\n` +
+          `Idempotency-Key: ${idem()}\r\nContent-Length: 100\r\n\r\n{"name":`,
+      );
+      await sleep(200);
+      leaving.destroy();
+      // A header line the parser cannot read.
+      const refused = connect(port, '127.0.0.1');
+      const answer: string[] = [];
+      refused.on('data', (d: Buffer) => answer.push(d.toString('latin1')));
+      await new Promise<void>((resolve) => refused.once('connect', () => resolve()));
+      refused.write('GET /v1/contacts HTTP/1.1\r\nHost: t\r\nNot a header\r\n\r\n');
+      await new Promise((resolve) => refused.once('close', resolve));
+      refusedId = /x-request-id: (\S+)/i.exec(answer.join(''))?.[1] ?? '';
+      await sleep(200);
+    } finally {
+      await logged.close();
+    }
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, any>);
+    const aborted = entries.filter((e) => e.msg === 'request aborted');
+    assert.equal(aborted.length, 1, 'the request its client left');
+    assert.equal(aborted[0]!.req.method, 'POST');
+    assert.match(refusedId, /^req_/);
+    const refusedLines = entries.filter((e) => e.reqId === refusedId);
+    assert.equal(refusedLines.length, 1, 'the request the parser refused');
+    assert.equal(refusedLines[0]!.res.statusCode, 400);
+    assert.ok(!JSON.stringify(refusedLines[0]).includes('Not a header'), 'nothing of what it sent');
+  });
+
   test('never contain the API key, its secret or the Authorization header', async () => {
     const { lines, stream } = logLines();
     const logged = await startTestServer({ logger: { logger: { level: 'trace', stream } } });
@@ -524,6 +564,8 @@ describe('logs', () => {
         ['GET', '/v1/nope', { key }],
         ['GET', '/v1/contacts', { key }],
         ['GET', '/v1/contacts', { key }], // the 7th request of a 6/min key: 429
+        // The key in the path, its dot percent-encoded: the path is logged as sent.
+        ['GET', `/v1/contacts/${key.replace('.', '%2E')}`, { key }],
       ];
       const statuses: number[] = [];
       for (const [method, path, options] of requests) {
@@ -531,7 +573,7 @@ describe('logs', () => {
         statuses.push(r.status);
         ids.push(r.headers.get('x-request-id') ?? '');
       }
-      assert.deepEqual(statuses, [200, 201, 422, 404, 401, 401, 401, 404, 200, 429]);
+      assert.deepEqual(statuses, [200, 201, 422, 404, 401, 401, 401, 404, 200, 429, 429]);
     } finally {
       await logged.close();
     }

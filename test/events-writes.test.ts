@@ -284,7 +284,9 @@ describe('events of writes made outside the API', () => {
         assert.deepEqual(raw, tombstone);
       } else {
         const view = await publicView(w, resourceType, id, lookup.contactId);
-        assert.deepEqual(Object.keys(e.data).sort(), Object.keys(view).sort(), type);
+        // The same properties in the same order as GET writes them (clients that hash or diff the
+        // text see no difference).
+        assert.deepEqual(Object.keys(e.data), Object.keys(view), type);
         assert.deepEqual(Object.keys(raw).sort(), Object.keys(view).sort(), `${type} (as stored)`);
         assert.deepEqual(e.data, view, type);
       }

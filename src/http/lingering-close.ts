@@ -1,5 +1,6 @@
 // A refused request body is read and thrown away after the refusal, before the connection closes.
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** How much of a refused body is read, and for how long, before the connection is cut. */
 export const LINGER_LIMITS = { bytes: 16 * 1024 * 1024, milliseconds: 10_000 } as const;
@@ -14,7 +15,7 @@ export const LINGER_LIMITS = { bytes: 16 * 1024 * 1024, milliseconds: 10_000 } a
  * connection when more than `limits.bytes` arrive or `limits.milliseconds` pass. A body announced
  * beyond the bound is not waited for at all.
  */
-export function lingerAfterRefusal(raw: IncomingMessage, limits = LINGER_LIMITS): void {
+export function lingerAfterRefusal(raw: IncomingMessage, lingering: Set<Socket>, limits = LINGER_LIMITS): void {
   const socket = raw.socket;
   if (raw.complete || socket.destroyed) return;
   if (Number(raw.headers['content-length']) > limits.bytes) return;
@@ -22,13 +23,22 @@ export function lingerAfterRefusal(raw: IncomingMessage, limits = LINGER_LIMITS)
   // the answer is written; ending only our side keeps it readable. Net sockets of an HTTP server do
   // not allow half-open connections: once the client ends its side too, the socket is closed.
   Object.assign(socket, { destroySoon: () => socket.end() });
-  let received = 0;
+  // Counted on the socket, not the request: bytes sent after the body (a pipelined request, junk)
+  // go to the HTTP parser, never to the request, and count as much.
+  const from = socket.bytesRead;
   const cut = () => socket.destroy();
   const timer = setTimeout(cut, limits.milliseconds).unref();
-  socket.once('close', () => clearTimeout(timer));
-  raw.on('data', (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > limits.bytes) cut();
+  const watch = setInterval(() => {
+    if (socket.bytesRead - from > limits.bytes) cut();
+  }, 20).unref();
+  lingering.add(socket);
+  socket.once('close', () => {
+    clearTimeout(timer);
+    clearInterval(watch);
+    lingering.delete(socket);
+  });
+  raw.on('data', () => {
+    if (socket.bytesRead - from > limits.bytes) cut();
   });
   raw.once('end', () => socket.end());
   raw.resume();

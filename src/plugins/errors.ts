@@ -2,6 +2,7 @@
 // spec's error object (section 7) with request_id equal to the X-Request-Id header. Messages are
 // written here or in ApiError throws; nothing from an unexpected error (SQL, stack, values)
 // reaches the client.
+import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
@@ -36,6 +37,8 @@ export interface ErrorsOptions {
    * during authentication, the request was malformed before routing): every answer carries them.
    */
   ensureRateLimitHeaders: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** where connections reading the rest of a refused body are kept while they do */
+  lingering: Set<Socket>;
 }
 
 export default fp<ErrorsOptions>(
@@ -58,7 +61,7 @@ export default fp<ErrorsOptions>(
       }
       // Refused before its body was read: Fastify closes the connection after the answer; the rest
       // of the body is read first, so the client sees the answer rather than a reset.
-      if (err.code === 'payload_too_large') lingerAfterRefusal(request.raw);
+      if (err.code === 'payload_too_large') lingerAfterRefusal(request.raw, opts.lingering);
       if (!request.routeOptions.config.unmetered) await opts.ensureRateLimitHeaders(request, reply);
       return renderError(request, reply, err);
     });

@@ -34,17 +34,18 @@ export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[
 
 // Second line of defence behind the SQL functions that build event data: whatever they return,
 // only the properties of the resource's public schema are sent.
-const PUBLIC_PROPERTIES: Record<ResourceType, ReadonlySet<string>> = {
-  workspace: new Set(Object.keys(Workspace.properties)),
-  contact: new Set(Object.keys(Contact.properties)),
-  pipeline_stage: new Set(Object.keys(PipelineStage.properties)),
-  appointment: new Set(Object.keys(Appointment.properties)),
-  catalog_item: new Set(Object.keys(CatalogItem.properties)),
-  conversation: new Set(Object.keys(Conversation.properties)),
-  message: new Set(Object.keys(Message.properties)),
-  automation: new Set(Object.keys(Automation.properties)),
+// In the order of the schema, which is the order GET writes them in.
+const PUBLIC_PROPERTIES: Record<ResourceType, readonly string[]> = {
+  workspace: Object.keys(Workspace.properties),
+  contact: Object.keys(Contact.properties),
+  pipeline_stage: Object.keys(PipelineStage.properties),
+  appointment: Object.keys(Appointment.properties),
+  catalog_item: Object.keys(CatalogItem.properties),
+  conversation: Object.keys(Conversation.properties),
+  message: Object.keys(Message.properties),
+  automation: Object.keys(Automation.properties),
 };
-const ID_ONLY: ReadonlySet<string> = new Set(['id']);
+const ID_ONLY: readonly string[] = ['id'];
 
 export interface EventRow {
   position: EventPosition;
@@ -250,12 +251,14 @@ export const eventsRepository = {
 };
 
 /**
- * An event's data as compact JSON text holding only the `allowed` properties (all of them, while
- * the SQL functions are right), in the order the store keeps them. Written here once, natively,
- * and spliced into the page as it is: the page's serializer never walks it property by property.
+ * An event's data as compact JSON text: the `properties` it has, in that order (the resource's
+ * schema order, in which GET writes them; the store keeps jsonb keys in an order of its own), and
+ * nothing else. Written here once, natively, and spliced into the page as it is: the page's
+ * serializer never walks it property by property.
  */
-export function publicJson(text: string, allowed: ReadonlySet<string>): string {
-  const value = JSON.parse(text) as Record<string, unknown>;
-  for (const k of Object.keys(value)) if (!allowed.has(k)) delete value[k];
-  return JSON.stringify(value);
+export function publicJson(text: string, properties: readonly string[]): string {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const k of properties) if (Object.hasOwn(stored, k)) kept[k] = stored[k];
+  return JSON.stringify(kept);
 }
