@@ -45,15 +45,17 @@ after(async () => {
   if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
 });
 
-async function newKey(options: { rateLimitPerMinute?: number } = {}) {
-  const ws = await ownerCommands.createWorkspace(owner, { name: `multi-${randomUUID().slice(0, 8)}` });
+async function newKey(options: { rateLimitPerMinute?: number; workspaceId?: string; scopes?: string[] } = {}) {
+  const workspaceId =
+    options.workspaceId ??
+    (await ownerCommands.createWorkspace(owner, { name: `multi-${randomUUID().slice(0, 8)}` })).id;
   const key = await ownerCommands.createKey(owner, {
-    workspaceId: ws.id,
+    workspaceId,
     name: 'multi-process test',
-    scopes: ['contacts:read', 'contacts:write'],
-    ...options,
+    scopes: options.scopes ?? ['contacts:read', 'contacts:write'],
+    ...(options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute }),
   });
-  return { workspaceId: ws.id, keyId: key.id, key: key.key };
+  return { workspaceId, keyId: key.id, key: key.key };
 }
 
 async function call(
@@ -73,7 +75,7 @@ async function call(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 
 /** Polls both servers until each answers `expected`; each must within `limitMs` of the call. */
@@ -183,7 +185,11 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
 });
 
 describe('the default PostgreSQL deployment: serve with its default workers and no Redis', () => {
-  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot', async () => {
+  // Two workers (the default is one per core) and a second process beside them: three processes
+  // that must agree through PostgreSQL alone.
+  let cluster: ServerProcess;
+  let single: ServerProcess;
+  before(async () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL,
@@ -192,10 +198,12 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
     };
     delete env.REDIS_URL;
     delete env.NODE_TEST_CONTEXT;
-    // Two workers (the default is one per core) and a second process beside them: three counters
-    // that must agree through PostgreSQL.
-    const [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
-    try {
+    [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
+  });
+  after(() => Promise.all([stopServer(cluster), stopServer(single)]));
+
+  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot', async () => {
+    {
       const { key } = await newKey({ rateLimitPerMinute: 60 });
       const started = Date.now();
       const answers = await Promise.all(
@@ -214,8 +222,67 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
       );
       await sleep(Math.max(...waits) * 1000);
       assert.equal((await call(single, 'GET', '/v1/contacts?limit=1', key)).status, 200, 'passes after Retry-After');
-    } finally {
-      await Promise.all([stopServer(cluster), stopServer(single)]);
     }
+  });
+
+  test('one write sent to every process at once has one effect and one answer, byte for byte; a write-only key suffices', async () => {
+    const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+    const servers = [cluster, single, cluster, single, cluster, single];
+    for (let i = 0; i < 5; i++) {
+      const email = `everywhere.${i}.${randomUUID().slice(0, 6)}@example.com`;
+      for (const [method, path] of [
+        ['POST', '/v2/contacts'],
+        ['PUT', `/v2/contacts/external/everywhere-${i}-${randomUUID().slice(0, 6)}`],
+      ] as const) {
+        const body = method === 'POST' ? contactBody({ email }) : { name: `Everywhere ${i}`, email: `put.${email}` };
+        const k = idem();
+        const burst = await Promise.all(servers.map((server) => call(server, method, path, key, body, k)));
+        const done = burst.filter((r) => r.status === 201);
+        assert.ok(done.length >= 1, `${method} round ${i}: ${burst.map((r) => r.status).join(',')}`);
+        for (const r of burst) {
+          if (r.status !== 201) assert.equal(r.json?.error?.code, 'idempotency_key_in_use', `${method} ${r.status}`);
+        }
+        // After the burst, every process replays the one answer, as written.
+        const replays = await Promise.all([cluster, single].map((server) => call(server, method, path, key, body, k)));
+        for (const r of [...done, ...replays]) assert.equal(r.text, done[0]!.text, `${method} round ${i}: one answer`);
+        for (const r of replays) assert.equal(r.headers.get('idempotent-replayed'), 'true');
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND email = $2',
+          [workspaceId, body.email],
+        );
+        assert.equal(rows[0]!.n, 1, `${method} round ${i}: one contact`);
+      }
+    }
+  });
+
+  test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
+    const writer = await newKey({ scopes: ['contacts:write'] });
+    const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });
+    await Promise.all(
+      [cluster, single, cluster].map((server, i) =>
+        call(server, 'POST', '/v2/contacts', writer.key, contactBody({ name: `Feed "${i}" \u2028 🐙` }), idem()),
+      ),
+    );
+    const pages = await Promise.all(
+      [cluster, single, cluster].map((s) => call(s, 'GET', '/v2/events?limit=100', reader.key)),
+    );
+    for (const page of pages) {
+      assert.equal(page.status, 200);
+      assert.equal(page.text, pages[0]!.text, 'the same page from every process');
+    }
+    const created = (pages[0]!.json.data as { type: string; resource_id: string; data: unknown }[]).filter(
+      (e) => e.type === 'contact.created',
+    );
+    assert.equal(created.length, 3);
+    for (const e of created) {
+      const got = await call(single, 'GET', `/v2/contacts/${e.resource_id}`, reader.key);
+      assert.equal(JSON.stringify(e.data), JSON.stringify(got.json.data), 'event data as GET writes it');
+    }
+    assert.ok(
+      (pages[0]!.json.data as { resource_type: string }[]).every((e) =>
+        ['contact', 'pipeline_stage'].includes(e.resource_type),
+      ),
+      'nothing the key may not read',
+    );
   });
 });
