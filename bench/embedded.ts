@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { measureOnce } from './load.js';
-import { freePort, ROOT, rssMiB, startServer } from './processes.js';
+import { definedOnly, freePort, ROOT, rssMiB, startServer } from './processes.js';
 import { CONNECTIONS, LIST_LIMIT } from './settings.js';
 
 export interface EmbeddedMemory {
@@ -99,6 +99,3 @@ async function reading(url: string, pid: number): Promise<MemoryReading> {
     external_mib: mib(gauge('wsapi_nodejs_external_memory_bytes')),
   };
 }
-
-const definedOnly = (env: Record<string, string | undefined>) =>
-  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));

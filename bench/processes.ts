@@ -46,9 +46,7 @@ export async function startServer(
   readyPath: string,
 ): Promise<Server> {
   // A variable given as undefined is removed from what the process inherits.
-  const merged = Object.fromEntries(
-    Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined),
-  );
+  const merged = definedOnly({ ...process.env, ...env });
   const child = spawn(command, args, { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -176,3 +174,7 @@ function commandName(pid: number): string {
     return 'exited';
   }
 }
+
+/** An environment without the variables set to undefined (which spawn would pass as "undefined"). */
+export const definedOnly = (env: Record<string, string | undefined>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));

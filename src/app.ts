@@ -50,6 +50,7 @@ export async function buildApp(
   );
   const ensureSocketRateLimit = (address: string) =>
     services.rateLimiter.consume(`ip:${address}`, config.unauthenticatedRateLimitPerMinute);
+  const nextRequestId = requestIds();
   // Set while closing: answers then ask keep-alive clients to close, so shutdown does not wait on
   // connections that would otherwise stay open after their last request.
   let closing = false;
@@ -58,11 +59,13 @@ export async function buildApp(
     logger: withSafeSerializers(options.logger ?? { level: config.logLevel }),
     // Requests Node's HTTP parser refuses never reach a route; they still get the error object.
     clientErrorHandler: (err, socket) =>
-      answerUnparsableRequest(err, socket, ensureSocketRateLimit, (line) => app.log.info(line, 'request refused')),
+      answerUnparsableRequest(err, socket, nextRequestId(), ensureSocketRateLimit, (line) =>
+        app.log.info(line, 'request refused'),
+      ),
     // Node would answer a request without Host itself, with an empty body: the hook in
     // plugins/request-conventions refuses it instead, with the error object and every header.
     http: { requireHostHeader: false },
-    genReqId: requestIds(),
+    genReqId: nextRequestId,
     bodyLimit: config.bodyLimitBytes,
     // One line per request, written when it is answered (the onResponse hook below), instead of
     // Fastify's two: it carries what both did, and costs one serialization and one write.
@@ -223,6 +226,7 @@ function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifySer
 function answerUnparsableRequest(
   err: Error & { code?: string },
   socket: Socket,
+  requestId: string,
   rateLimitOf: (address: string) => Promise<RateLimitDecision>,
   log: (line: Record<string, unknown>) => void,
 ): void {
@@ -233,7 +237,6 @@ function answerUnparsableRequest(
     return;
   }
   const error = new ApiError(err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'malformed_request');
-  const requestId = `req_${randomBytes(12).toString('base64url')}`;
   // Its one log line, like every request's: nothing of what it sent, which could not be parsed.
   log({ reqId: requestId, remoteAddress: socket.remoteAddress, res: { statusCode: error.status }, code: error.code });
   const body = JSON.stringify({
