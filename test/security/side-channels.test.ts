@@ -338,9 +338,11 @@ describe('erasure: a deleted resource leaves its place in the feed, not its cont
     assert.ok(answers.rows.length >= 2);
     for (const r of answers.rows) assert.ok(!r.response_body.includes('Erasable'), 'a stored answer kept the contact');
     // Nothing of it is left in the store either.
-    const stored = await server.db.query<{ data: string }>('SELECT data::text FROM events WHERE workspace_id = $1', [
-      w.id,
-    ]);
+    // Neither in the events' data nor in the text the feed writes them with.
+    const stored = await server.db.query<{ data: string }>(
+      'SELECT data::text || feed_json AS data FROM events WHERE workspace_id = $1',
+      [w.id],
+    );
     for (const secret of ['Erasable', 'erasable.person', 'secret words', body.phone]) {
       assert.ok(!stored.rows.some((r) => r.data.includes(secret)), `"${secret}" is still in an event`);
     }

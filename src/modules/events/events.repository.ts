@@ -3,13 +3,6 @@
 // sorts after the ones it has (db/migrations/0009).
 import type { Queryable } from '../../infra/database.js';
 import type { Scope } from '../../shared/scopes.js';
-import { Appointment } from '../appointments/appointments.schemas.js';
-import { Automation } from '../automations/automations.schemas.js';
-import { CatalogItem } from '../catalog/catalog.schemas.js';
-import { Contact } from '../contacts/contacts.schemas.js';
-import { Conversation, Message } from '../conversations/conversations.schemas.js';
-import { PipelineStage } from '../pipeline/pipeline.schemas.js';
-import { Workspace } from '../workspaces/workspaces.schemas.js';
 import { MAX_SEQ, type EventPosition } from './event-ids.js';
 import { RESOURCE_TYPES, type ResourceType } from './events.schemas.js';
 
@@ -32,30 +25,13 @@ export const READ_SCOPE: Record<ResourceType, Scope> = {
 export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[] =>
   RESOURCE_TYPES.filter((t) => scopes.has(READ_SCOPE[t]));
 
-// Second line of defence behind the SQL functions that build event data: whatever they return,
-// only the properties of the resource's public schema are sent.
-// In the order of the schema, which is the order GET writes them in.
-const PUBLIC_PROPERTIES: Record<ResourceType, readonly string[]> = {
-  workspace: Object.keys(Workspace.properties),
-  contact: Object.keys(Contact.properties),
-  pipeline_stage: Object.keys(PipelineStage.properties),
-  appointment: Object.keys(Appointment.properties),
-  catalog_item: Object.keys(CatalogItem.properties),
-  conversation: Object.keys(Conversation.properties),
-  message: Object.keys(Message.properties),
-  automation: Object.keys(Automation.properties),
-};
-const ID_ONLY: readonly string[] = ['id'];
-
 export interface EventRow {
   position: EventPosition;
-  type: string;
-  resource_type: ResourceType;
-  resource_id: string;
-  occurred_at: string;
-  request_id: string | null;
-  /** the resource's public properties as JSON text, as the store wrote it (see publicJson) */
-  data: string;
+  /**
+   * The event as the feed lists it, less its id: a JSON object written by the store when the event
+   * was (db/migrations/0012), its data cut to the resource's public properties in GET's order.
+   */
+  json: string;
 }
 
 export interface EventFilters {
@@ -97,7 +73,7 @@ export const eventsRepository = {
         : f.resourceTypes?.map((t) => `resource_type = $${params.push(t)}`);
     if (branches?.length === 0) return [];
     const limit = `$${params.push(take)}`;
-    const columns = 'stamp, seq, type, resource_type, resource_id, occurred_at, request_id, data';
+    const columns = 'stamp, seq, feed_json';
     const source = branches
       ? branches
           .map(
@@ -107,23 +83,14 @@ export const eventsRepository = {
           .join(' UNION ALL ')
       : `(SELECT ${columns} FROM events WHERE ${common.join(' AND ')} ORDER BY stamp, seq LIMIT ${limit})`;
     shape += branches ? `_${f.types !== undefined ? 't' : 'r'}${branches.length}` : '';
-    const { rows } = await db.query<Omit<EventRow, 'position'> & { stamp: string; seq: string }>(
-      `SELECT e.stamp::text AS stamp, e.seq::text AS seq, e.type, e.resource_type, e.resource_id,
-              api_time(e.occurred_at) AS occurred_at, e.request_id, e.data::text AS data
+    const { rows } = await db.query<{ stamp: string; seq: string; feed_json: string }>(
+      `SELECT e.stamp::text AS stamp, e.seq::text AS seq, e.feed_json
          FROM (${source}) e
         ORDER BY e.stamp, e.seq LIMIT ${limit}`,
       params,
       shape,
     );
-    return rows.map((row) => ({
-      position: [row.stamp, row.seq] as const,
-      type: row.type,
-      resource_type: row.resource_type,
-      resource_id: row.resource_id,
-      occurred_at: row.occurred_at,
-      request_id: row.request_id,
-      data: publicJson(row.data, PUBLIC_PROPERTIES[row.resource_type] ?? ID_ONLY),
-    }));
+    return rows.map((row) => ({ position: [row.stamp, row.seq] as const, json: row.feed_json }));
   },
 
   /**
@@ -249,16 +216,3 @@ export const eventsRepository = {
     }
   },
 };
-
-/**
- * An event's data as compact JSON text: the `properties` it has, in that order (the resource's
- * schema order, in which GET writes them; the store keeps jsonb keys in an order of its own), and
- * nothing else. Written here once, natively, and spliced into the page as it is: the page's
- * serializer never walks it property by property.
- */
-export function publicJson(text: string, properties: readonly string[]): string {
-  const stored = JSON.parse(text) as Record<string, unknown>;
-  const kept: Record<string, unknown> = {};
-  for (const k of properties) if (Object.hasOwn(stored, k)) kept[k] = stored[k];
-  return JSON.stringify(kept);
-}
