@@ -88,11 +88,12 @@ export default fp<GuardOptions>(
       }
     });
 
-    app.addHook('onResponse', async (request, reply) => {
-      if (!request.principal) return;
-      const schema: { operationId?: string } | undefined = request.routeOptions.schema;
-      const operation = schema?.operationId ?? 'unmatched';
-      opts.usage.record(request.principal.keyId, operation, reply.statusCode);
+    app.addHook('onResponse', (request, reply, done) => {
+      if (request.principal) {
+        const schema: { operationId?: string } | undefined = request.routeOptions.schema;
+        opts.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
+      }
+      done();
     });
   },
   { name: 'guard', dependencies: ['request-conventions'] },

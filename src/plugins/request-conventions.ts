@@ -72,7 +72,8 @@ const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done)
 
 export default fp(
   async function requestConventions(app: FastifyInstance) {
-    app.addHook('onRequest', async (request, reply) => {
+    // A callback, not an async function: nothing here waits, and every request runs it.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       reply.header('cache-control', 'no-store');
       reply.header('x-content-type-options', 'nosniff');
@@ -81,11 +82,15 @@ export default fp(
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
         // A client this far from HTTP/1.1 is not trusted with the rest of its connection.
         reply.header('connection', 'close');
-        throw new ApiError('invalid_header', {
-          message: 'An HTTP/1.1 request must carry a Host header.',
-          details: { header: 'Host' },
-        });
+        done(
+          new ApiError('invalid_header', {
+            message: 'An HTTP/1.1 request must carry a Host header.',
+            details: { header: 'Host' },
+          }),
+        );
+        return;
       }
+      done();
     });
 
     // Only JSON bodies are accepted; any other media type is a 415 before the body is read. JSON is

@@ -3,7 +3,7 @@
 //   secret    40 base62 characters (~238 bits), shown once, stored only as a SHA-256 digest
 //   checksum   6 base62 characters of CRC-32 over everything before it, so secret scanners (and this
 //             service, before any lookup) can tell a real key from a typo or a random string offline
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export const KEY_PREFIX = 'wsk';
@@ -46,7 +46,8 @@ export function issueKey(): IssuedKey {
 }
 
 export function digestSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // One-shot: a third of the cost of a Hash object, on every authenticated request.
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Splits a presented key into id and secret; null when its shape or checksum is wrong. */

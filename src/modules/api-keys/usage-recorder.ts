@@ -8,7 +8,11 @@ type Counter = UsageCount;
 
 export class UsageRecorder {
   readonly #db: Database;
-  readonly #counters = new Map<string, Counter>();
+  /**
+   * By day, key and operation: maps of the strings the request already holds, so counting makes no
+   * string of its own (a joined id had to be built and hashed on every request).
+   */
+  #counters = new Map<string, Map<string, Map<string, Counter>>>();
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -23,17 +27,25 @@ export class UsageRecorder {
 
   record(keyId: string, operation: string, statusCode: number, now = Date.now()): void {
     const day = this.#dayOf(now);
-    const id = `${keyId}\u0000${day}\u0000${operation}`;
-    let c = this.#counters.get(id);
-    if (!c) {
-      c = { keyId, day, operation, requests: 0, clientErrors: 0, serverErrors: 0, rateLimited: 0, lastUsedMs: 0 };
-      this.#counters.set(id, c);
-    }
+    const c = this.#counter(day, keyId, operation);
     c.requests++;
     if (statusCode === 429) c.rateLimited++;
     else if (statusCode >= 500) c.serverErrors++;
     else if (statusCode >= 400) c.clientErrors++;
     c.lastUsedMs = Math.max(c.lastUsedMs, now);
+  }
+
+  #counter(day: string, keyId: string, operation: string): Counter {
+    let ofDay = this.#counters.get(day);
+    if (!ofDay) this.#counters.set(day, (ofDay = new Map<string, Map<string, Counter>>()));
+    let ofKey = ofDay.get(keyId);
+    if (!ofKey) ofDay.set(keyId, (ofKey = new Map<string, Counter>()));
+    let c = ofKey.get(operation);
+    if (!c) {
+      c = { keyId, day, operation, requests: 0, clientErrors: 0, serverErrors: 0, rateLimited: 0, lastUsedMs: 0 };
+      ofKey.set(operation, c);
+    }
+    return c;
   }
 
   #dayOf(now: number): string {
@@ -47,23 +59,21 @@ export class UsageRecorder {
   /** Writes what was counted; counts that fail to write are kept for the next flush. */
   flush(): Promise<void> {
     this.#flushing = this.#flushing.then(async () => {
-      if (this.#counters.size === 0) return;
-      const batch = [...this.#counters.values()];
-      this.#counters.clear();
+      const batch = [...this.#counters.values()].flatMap((ofDay) =>
+        [...ofDay.values()].flatMap((ofKey) => [...ofKey.values()]),
+      );
+      if (batch.length === 0) return;
+      this.#counters = new Map();
       try {
         await apiKeysRepository.addUsage(this.#db, batch);
       } catch {
         for (const c of batch) {
-          const id = `${c.keyId}\u0000${c.day}\u0000${c.operation}`;
-          const now = this.#counters.get(id);
-          if (!now) this.#counters.set(id, c);
-          else {
-            now.requests += c.requests;
-            now.clientErrors += c.clientErrors;
-            now.serverErrors += c.serverErrors;
-            now.rateLimited += c.rateLimited;
-            now.lastUsedMs = Math.max(now.lastUsedMs, c.lastUsedMs);
-          }
+          const now = this.#counter(c.day, c.keyId, c.operation);
+          now.requests += c.requests;
+          now.clientErrors += c.clientErrors;
+          now.serverErrors += c.serverErrors;
+          now.rateLimited += c.rateLimited;
+          now.lastUsedMs = Math.max(now.lastUsedMs, c.lastUsedMs);
         }
       }
     });
