@@ -109,20 +109,16 @@ export async function buildApp(
   // Connections reading the rest of a refused body: cut at shutdown rather than waited for.
   const lingering = new Set<Socket>();
   await app.register(errors, { ensureRateLimitHeaders, lingering });
-  // A request that arrives once shutdown has begun is refused with the API's own 503 (in-flight
-  // ones finish); every answer then closes its connection.
-  app.addHook('onRequest', (_request, _reply, done) => {
-    done(closing ? new ApiError('service_unavailable', { retryAfter: 1 }) : undefined);
-  });
+  // Once shutdown has begun, every answer closes its connection (new requests are refused by the
+  // conventions' hook).
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
-  await app.register(requestConventions);
+  await app.register(requestConventions, { closing: () => closing });
   await app.register(guard, {
     authenticator: services.authenticator,
     rateLimiter: services.rateLimiter,
-    usage: services.usage,
     metrics: services.metrics,
     unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
   });
@@ -132,9 +128,14 @@ export async function buildApp(
     request.log.info({ req: request }, 'request aborted');
     done();
   });
+  // One hook at the end of every answer: metrics, the key's usage trail and the log line.
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
     services.metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, elapsedMs / 1000);
+    if (request.principal) {
+      const schema: { operationId?: string } | undefined = request.routeOptions.schema;
+      services.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
+    }
     request.log.info(
       { req: request, res: { statusCode: reply.statusCode }, responseTime: elapsedMs },
       'request completed',

@@ -5,7 +5,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
-import type { UsageRecorder } from '../modules/api-keys/usage-recorder.js';
 import type { Metrics } from '../infra/metrics.js';
 import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
 import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
@@ -14,7 +13,6 @@ import './types.js';
 export interface GuardOptions {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  usage: UsageRecorder;
   metrics: Metrics;
   unauthenticatedLimitPerMinute: number;
 }
@@ -86,14 +84,6 @@ export default fp<GuardOptions>(
       if (config.scope && !principal.scopes.has(config.scope)) {
         throw insufficientScope(config.scope, `This operation requires the scope ${config.scope}.`);
       }
-    });
-
-    app.addHook('onResponse', (request, reply, done) => {
-      if (request.principal) {
-        const schema: { operationId?: string } | undefined = request.routeOptions.schema;
-        opts.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
-      }
-      done();
     });
   },
   { name: 'guard', dependencies: ['request-conventions'] },

@@ -70,13 +70,25 @@ const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done)
   done();
 };
 
-export default fp(
-  async function requestConventions(app: FastifyInstance) {
+export interface RequestConventionsOptions {
+  /**
+   * Whether shutdown has begun: a request that arrives then is refused with the API's own 503
+   * (in-flight ones finish).
+   */
+  closing: () => boolean;
+}
+
+export default fp<RequestConventionsOptions>(
+  async function requestConventions(app: FastifyInstance, opts: RequestConventionsOptions) {
     // A callback, not an async function: nothing here waits, and every request runs it.
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       reply.header('cache-control', 'no-store');
       reply.header('x-content-type-options', 'nosniff');
+      if (opts.closing()) {
+        done(new ApiError('service_unavailable', { retryAfter: 1 }));
+        return;
+      }
       // HTTP/1.1 requires Host (RFC 9112, 3.2); refused here rather than by Node, so the answer
       // has the error object and every header of the contract.
       if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {

@@ -11,20 +11,23 @@ import type { Scope } from '../../shared/scopes.js';
 
 export const AUTH_CHANGED_CHANNEL = 'auth_changed';
 
+/** Read-only: one principal serves every request of a cached key. */
 export interface Principal {
-  keyId: string;
-  workspaceId: string;
-  scopes: ReadonlySet<Scope>;
-  rateLimitPerMinute: number;
+  readonly keyId: string;
+  readonly workspaceId: string;
+  readonly scopes: ReadonlySet<Scope>;
+  readonly rateLimitPerMinute: number;
   /** what the key's requests are counted under: its lineage, shared with its rotations */
-  quotaId: string;
-  workspaceSuspended: boolean;
+  readonly quotaId: string;
+  readonly workspaceSuspended: boolean;
 }
 
 export type AuthOutcome = { ok: true; principal: Principal } | { ok: false };
 
 interface CacheEntry {
   credential: KeyCredentialRow | null;
+  /** made once per lookup, not per request (its scope set included) */
+  principal: Principal | null;
   secretSha256: Buffer;
   fetchedAt: number;
 }
@@ -100,11 +103,10 @@ export class Authenticator {
     // Only a success is answered from the cache. Every refusal costs one database read and one
     // digest comparison, whatever its reason (unknown id, wrong secret, revoked, expired), so its
     // timing cannot tell whether a key id exists (docs/security.md).
-    if (cached && isUsable(cached, digest)) return { ok: true, principal: principalOf(cached.credential!) };
+    if (cached && isUsable(cached, digest)) return { ok: true, principal: cached.principal! };
     const entry = await this.#fetch(parsed.id);
     if (!isUsable(entry, digest)) return { ok: false };
-    const c = entry.credential!;
-    return { ok: true, principal: principalOf(c) };
+    return { ok: true, principal: entry.principal! };
   }
 
   #cached(id: string): CacheEntry | null {
@@ -117,6 +119,7 @@ export class Authenticator {
     const credential = await apiKeysRepository.credential(this.#db, id);
     const entry: CacheEntry = {
       credential,
+      principal: credential ? principalOf(credential) : null,
       secretSha256: credential ? Buffer.from(credential.secret_sha256) : DUMMY_DIGEST,
       fetchedAt: Date.now(),
     };
