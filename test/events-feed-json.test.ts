@@ -96,7 +96,16 @@ describe('events as the store writes them', () => {
     const w = await fresh();
     // Written around the representation functions, as a faulty writer could: keys of no schema,
     // the public ones in the store's own order.
-    const data = { notes: INTERNAL, zeta: 1, name: 'Direct', id: 'c-direct', ai_memory: { m: INTERNAL } };
+    const data = {
+      notes: INTERNAL,
+      zeta: 1,
+      name: 'Direct',
+      id: 'c-direct',
+      ai_memory: { m: INTERNAL },
+      // Public names holding what no public property holds: left out too.
+      email: { notes: INTERNAL },
+      phone: [INTERNAL],
+    };
     await feedServer().db.query(
       `INSERT INTO events (workspace_id, stamp, type, resource_type, resource_id, data)
        VALUES ($1, 1, 'contact.updated', 'contact', 'c-direct', $2)`,

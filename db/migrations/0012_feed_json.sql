@@ -28,12 +28,13 @@ CREATE FUNCTION api_properties(kind text) RETURNS text[] LANGUAGE sql IMMUTABLE 
   END $$;
 
 -- Event data as compact JSON text: the resource type's public properties that `data` has, in schema
--- order. Every value the representations hold is a scalar, which jsonb prints compactly and escapes
--- as JSON.stringify does, so the text is byte for byte what GET writes for the same values.
+-- order. Every public property is a scalar, which jsonb prints compactly and escapes as
+-- JSON.stringify does, so the text is byte for byte what GET writes for the same values; an object
+-- or array under a public name (no representation writes one) is left out, not shown.
 CREATE FUNCTION api_public_json(kind text, data jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT '{' || coalesce(string_agg(to_json(p)::text || ':' || (data -> p)::text, ',' ORDER BY i), '') || '}'
     FROM unnest(api_properties(kind)) WITH ORDINALITY AS t(p, i)
-   WHERE data ? p $$;
+   WHERE jsonb_typeof(data -> p) IN ('string', 'number', 'boolean', 'null') $$;
 
 -- The event as GET /v2/events lists it, less its id, in the order of the schema Event.
 CREATE FUNCTION feed_event_json(type text, resource_type text, resource_id text, occurred_at timestamptz,
@@ -45,6 +46,8 @@ CREATE FUNCTION feed_event_json(type text, resource_type text, resource_id text,
          ',"data":' || api_public_json(resource_type, data) || '}' $$;
 
 -- Kept by the database with every insert and with every erasure of `data` (0009): the text cannot
--- say more than the data it was made from. Adding it writes it for the events already stored.
+-- say more than the data it was made from. Adding it writes it for the events already stored (a
+-- rewrite of the table under an exclusive lock: writes wait for it). A later migration that takes a
+-- property out of a public schema must rewrite this column too (UPDATE events SET data = data).
 ALTER TABLE events ADD COLUMN feed_json text NOT NULL
   GENERATED ALWAYS AS (feed_event_json(type, resource_type, resource_id, occurred_at, request_id, data)) STORED;
