@@ -202,9 +202,9 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
   });
   after(() => Promise.all([stopServer(cluster), stopServer(single)]));
 
-  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot', async () => {
+  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot; the usage trail counts every request', async () => {
     {
-      const { key } = await newKey({ rateLimitPerMinute: 60 });
+      const { key, keyId } = await newKey({ rateLimitPerMinute: 60, scopes: ['contacts:read'] });
       const started = Date.now();
       const answers = await Promise.all(
         Array.from({ length: 90 }, (_, i) => call(i % 3 === 0 ? single : cluster, 'GET', '/v1/contacts?limit=1', key)),
@@ -222,6 +222,20 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
       );
       await sleep(Math.max(...waits) * 1000);
       assert.equal((await call(single, 'GET', '/v1/contacts?limit=1', key)).status, 200, 'passes after Retry-After');
+
+      // Each process counts in memory and writes every 5 s: the trail adds up across the three.
+      const wanted = { requests: 91, rate_limited: waits.length };
+      let trail: typeof wanted | undefined;
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(250)) {
+        const { rows } = await db.query<typeof wanted>(
+          `SELECT coalesce(sum(requests), 0)::int AS requests, coalesce(sum(rate_limited), 0)::int AS rate_limited
+             FROM api_key_usage WHERE key_id = $1`,
+          [keyId],
+        );
+        trail = rows[0];
+        if (trail!.requests >= wanted.requests) break;
+      }
+      assert.deepEqual(trail, wanted, 'usage trail of the key');
     }
   });
 
