@@ -116,9 +116,6 @@ export class RedisRateLimitStore implements RateLimitStore {
       connectTimeout: 2_000,
       commandTimeout: 500,
       lazyConnect: false,
-      // The takes of requests arriving together go out in one write: one system call and one
-      // wake-up for many, where each took its own (most of the limiter's CPU per request).
-      enableAutoPipelining: true,
     });
     redis.defineCommand('rateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     redis.on('error', () => undefined);
