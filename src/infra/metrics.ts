@@ -104,50 +104,47 @@ class RequestSeries {
   metrics(): Metric[] {
     const answered = this.#answered;
     const durations = this.#durations;
-    const requests = {
-      name: 'wsapi_http_requests_total',
-      help: 'Requests answered, by route pattern, status and API version.',
-      type: 'counter',
-      aggregator: 'sum',
-      get: () =>
-        Promise.resolve({
-          name: 'wsapi_http_requests_total',
-          help: 'Requests answered, by route pattern, status and API version.',
-          type: 'counter',
-          aggregator: 'sum',
-          values: [...answered.values()].map((s) => ({ labels: s.labels, value: s.count })),
-        }),
-      reset: () => answered.clear(),
-    };
-    const name = 'wsapi_http_request_duration_seconds';
-    const help = 'Time from the request arriving to the response being sent.';
-    const duration = {
-      name,
-      help,
-      type: 'histogram',
-      aggregator: 'sum',
-      get: () =>
-        Promise.resolve({
-          name,
-          help,
-          type: 'histogram',
-          aggregator: 'sum',
-          values: [...durations.values()].flatMap((s) => {
+    const duration = 'wsapi_http_request_duration_seconds';
+    return [
+      scrapedMetric(
+        'wsapi_http_requests_total',
+        'Requests answered, by route pattern, status and API version.',
+        'counter',
+        () => [...answered.values()].map((s) => ({ labels: s.labels, value: s.count })),
+        () => answered.clear(),
+      ),
+      scrapedMetric(
+        duration,
+        'Time from the request arriving to the response being sent.',
+        'histogram',
+        () =>
+          [...durations.values()].flatMap((s) => {
             let cumulative = 0;
             const buckets = DURATION_BUCKETS.map((bound, i) => {
               cumulative += s.buckets[i]!;
-              return { metricName: `${name}_bucket`, labels: { le: bound, ...s.labels }, value: cumulative };
+              return { metricName: `${duration}_bucket`, labels: { le: bound, ...s.labels }, value: cumulative };
             });
             return [
               ...buckets,
-              { metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
-              { metricName: `${name}_sum`, labels: s.labels, value: s.sum },
-              { metricName: `${name}_count`, labels: s.labels, value: s.count },
+              { metricName: `${duration}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
+              { metricName: `${duration}_sum`, labels: s.labels, value: s.sum },
+              { metricName: `${duration}_count`, labels: s.labels, value: s.count },
             ];
           }),
-        }),
-      reset: () => durations.clear(),
-    };
-    return [requests, duration] as unknown as Metric[];
+        () => durations.clear(),
+      ),
+    ];
   }
+}
+
+/** A metric whose values are read when the registry is scraped, in the shape prom-client prints. */
+function scrapedMetric(
+  name: string,
+  help: string,
+  type: 'counter' | 'histogram',
+  values: () => unknown[],
+  reset: () => void,
+): Metric {
+  const about = { name, help, type, aggregator: 'sum' };
+  return { ...about, get: () => Promise.resolve({ ...about, values: values() }), reset } as unknown as Metric;
 }
