@@ -109,12 +109,6 @@ export async function buildApp(
   // Connections reading the rest of a refused body: cut at shutdown rather than waited for.
   const lingering = new Set<Socket>();
   await app.register(errors, { ensureRateLimitHeaders, lingering });
-  // Once shutdown has begun, every answer closes its connection (new requests are refused by the
-  // conventions' hook).
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
   await app.register(requestConventions, { closing: () => closing });
   await app.register(guard, {
     authenticator: services.authenticator,

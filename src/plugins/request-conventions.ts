@@ -72,8 +72,8 @@ const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done)
 
 export interface RequestConventionsOptions {
   /**
-   * Whether shutdown has begun: a request that arrives then is refused with the API's own 503
-   * (in-flight ones finish).
+   * Whether shutdown has begun: a request that arrives then is refused with the API's own 503,
+   * in-flight ones finish, and every answer closes its connection.
    */
   closing: () => boolean;
 }
@@ -103,6 +103,10 @@ export default fp<RequestConventionsOptions>(
         return;
       }
       done();
+    });
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      if (opts.closing()) reply.header('connection', 'close');
+      done(null, payload);
     });
 
     // Only JSON bodies are accepted; any other media type is a 415 before the body is read. JSON is
