@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Database } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { RedisRateLimitStore, type BucketState } from '../src/infra/rate-limit-store.js';
 import {
   contactBody,
   idem,
@@ -335,6 +336,47 @@ describe('RedisRateLimitStore', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  test('takes sent in the same turn are counted exactly: one bucket, many at once, with others between', async () => {
+    const store = new RedisRateLimitStore(REDIS_URL, (err) => assert.fail(`Redis degraded: ${err.message}`));
+    try {
+      await store.connected();
+      const run = `batch-${process.pid}-${Date.now()}`;
+      // 120 takes on a 50/min bucket and 30 on a 10/min one, interleaved, all in one turn of the
+      // event loop; then 40 more on the first while those are still in flight.
+      const sent: { bucket: 'a' | 'b'; state: Promise<BucketState> }[] = [];
+      for (let i = 0; i < 120; i++) {
+        sent.push({ bucket: 'a', state: store.take(`${run}:a`, 50, WINDOW_MS) });
+        if (i % 4 === 0) sent.push({ bucket: 'b', state: store.take(`${run}:b`, 10, WINDOW_MS) });
+      }
+      await new Promise((r) => setImmediate(r));
+      for (let i = 0; i < 40; i++) sent.push({ bucket: 'a', state: store.take(`${run}:a`, 50, WINDOW_MS) });
+      const states = await Promise.all(sent.map((t) => t.state));
+      const a = states.filter((_, i) => sent[i]!.bucket === 'a');
+      const b = states.filter((_, i) => sent[i]!.bucket === 'b');
+      assert.equal(a.length, 160);
+      assert.equal(b.length, 30);
+      for (const [name, bucket, limit] of [
+        ['a', a, 50],
+        ['b', b, 10],
+      ] as const) {
+        const allowed = bucket.filter((s) => s.allowed);
+        assert.equal(allowed.length, limit, `bucket ${name}: exactly its quota passes`);
+        // Each allowed take saw its own count: limit-1 … 0, each once, in the order they were sent.
+        assert.deepEqual(
+          allowed.map((s) => s.remaining),
+          Array.from({ length: limit }, (_, i) => limit - 1 - i),
+          `bucket ${name}`,
+        );
+        assert.ok(
+          bucket.slice(limit).every((s) => !s.allowed && s.retryAfterMs > 0),
+          `bucket ${name}: the rest refused`,
+        );
+      }
+    } finally {
+      await store.close();
     }
   });
 

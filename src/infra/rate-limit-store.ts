@@ -77,36 +77,61 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-// The GCRA step on Redis's own clock (all processes agree); the key expires when the bucket is
-// full again. Returns {allowed, now, tat} with the numbers as strings (Lua would truncate floats).
+// The GCRA step on Redis's own clock (all processes agree) for each key of the call, in order: a
+// key named twice sees its first step's count. A key expires when its bucket is full again.
+// ARGV holds each key's interval and window. The answer is Redis's clock, then for each key whether
+// it was allowed and its stored TAT before the step; the numbers are strings of 17 significant
+// digits, which give back the very same double (Lua's tostring keeps 14, and a TAT rounded up
+// by it would refuse here what the caller's replay of the step allows).
 const TAKE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local interval = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
-if tat < now then tat = now end
-local nextTat = tat + interval
-if nextTat - now <= window + 0.000001 then
-  redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now) + 1)
-  return {1, tostring(now), tostring(tat)}
+local out = {string.format('%.17g', now)}
+for i, key in ipairs(KEYS) do
+  local interval = tonumber(ARGV[2 * i - 1])
+  local window = tonumber(ARGV[2 * i])
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local nextTat = tat + interval
+  local allowed = 0
+  if nextTat - now <= window + 0.000001 then
+    redis.call('SET', key, string.format('%.17g', nextTat), 'PX', math.ceil(nextTat - now) + 1)
+    allowed = 1
+  end
+  out[2 * i] = allowed
+  out[2 * i + 1] = string.format('%.17g', tat)
 end
-return {0, tostring(now), tostring(tat)}
+return out
 `;
 
 type RedisWithTake = Redis & {
-  rateLimitTake(key: string, interval: number, windowMs: number): Promise<[number, string, string]>;
+  /** numberOfKeys, the keys, then each key's interval and window */
+  rateLimitTake(...args: (string | number)[]): Promise<(string | number)[]>;
 };
 
+interface PendingTake {
+  bucket: string;
+  limit: number;
+  windowMs: number;
+  resolve: (state: BucketState) => void;
+}
+
+/** Keys per script call: a turn of the event loop with more takes sends several calls. */
+const MAX_TAKES_PER_CALL = 256;
+
 /**
- * Shared counts in Redis. When Redis cannot answer, the request is counted in this process's memory
- * instead (the limit then holds per process): availability of the API is worth more than the
- * precision of the count during a Redis outage. The fallback is reported through `onDegraded`.
+ * Shared counts in Redis. The takes of one turn of the event loop go in one script call (run
+ * atomically by Redis, in arrival order), so a busy process pays one round trip per turn rather
+ * than per request; a request waits for nothing but the rest of its turn. When Redis cannot
+ * answer, the request is counted in this process's memory instead (the limit then holds per
+ * process): availability of the API is worth more than the precision of the count during a Redis
+ * outage. The fallback is reported through `onDegraded`.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #redis: RedisWithTake;
   readonly #fallback = new MemoryRateLimitStore();
   readonly #onDegraded: (err: Error) => void;
+  #pending: PendingTake[] = [];
 
   constructor(url: string, onDegraded: (err: Error) => void) {
     const redis = new Redis(url, {
@@ -117,7 +142,8 @@ export class RedisRateLimitStore implements RateLimitStore {
       commandTimeout: 500,
       lazyConnect: false,
     });
-    redis.defineCommand('rateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    // No numberOfKeys: each call says how many keys it carries.
+    redis.defineCommand('rateLimitTake', { lua: TAKE_SCRIPT });
     redis.on('error', () => undefined);
     this.#redis = redis as RedisWithTake;
     this.#onDegraded = onDegraded;
@@ -127,15 +153,40 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.#redis;
   }
 
-  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
+  take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
+    return new Promise((resolve) => {
+      if (this.#pending.push({ bucket, limit, windowMs, resolve }) === 1) setImmediate(this.#flush);
+    });
+  }
+
+  readonly #flush = (): void => {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (let from = 0; from < pending.length; from += MAX_TAKES_PER_CALL) {
+      void this.#send(pending.slice(from, from + MAX_TAKES_PER_CALL));
+    }
+  };
+
+  async #send(takes: PendingTake[]): Promise<void> {
+    const args: (string | number)[] = [takes.length];
+    for (const t of takes) args.push(t.bucket);
+    for (const t of takes) args.push(t.windowMs / t.limit, t.windowMs);
+    let reply: (string | number)[];
     try {
-      const [, now, tat] = await this.#redis.rateLimitTake(bucket, windowMs / limit, windowMs);
-      // The script applied the same step; replaying it here gives the numbers of the answer.
-      return gcra(Number(tat), Number(now), limit, windowMs).state;
+      reply = await this.#redis.rateLimitTake(...args);
     } catch (err) {
       this.#onDegraded(err as Error);
-      return this.#fallback.takeNow(bucket, limit, windowMs);
+      for (const t of takes) t.resolve(this.#fallback.takeNow(t.bucket, t.limit, t.windowMs));
+      return;
     }
+    const now = Number(reply[0]);
+    takes.forEach((t, i) => {
+      // The script applied the same step on the same doubles; replaying it here gives the numbers
+      // of the answer. Redis's verdict is the one that counted.
+      const { state } = gcra(Number(reply[2 * i + 2]), now, t.limit, t.windowMs);
+      const allowed = reply[2 * i + 1] === 1;
+      t.resolve(allowed || !state.allowed ? state : { ...state, allowed, remaining: 0, retryAfterMs: 1 });
+    });
   }
 
   /** Resolves once connected (or after `timeoutMs`, leaving the fallback to count meanwhile). */
