@@ -125,9 +125,11 @@ export async function buildApp(
   // One hook at the end of every answer: metrics, the key's usage trail and the log line.
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
-    services.metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, elapsedMs / 1000);
+    // Read once: Fastify builds routeOptions anew on every read.
+    const route = request.routeOptions;
+    services.metrics.observeRequest(request.method, route.url, reply.statusCode, elapsedMs / 1000);
     if (request.principal) {
-      const schema: { operationId?: string } | undefined = request.routeOptions.schema;
+      const schema: { operationId?: string } | undefined = route.schema;
       services.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
     }
     request.log.info(

@@ -2,6 +2,7 @@
 // taking requests, let those in flight finish, flush what is buffered and release the store.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStore } from './infra/store.js';
@@ -18,7 +19,11 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openStore(config);
   const ownerContext: OwnerContext = { db: store.db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute };
-  const built = await buildApp(config, store.db);
+  // Log lines go to standard output without blocking on it: while one write is in flight the next
+  // lines gather, and under load one write carries many of them (a synchronous write was a system
+  // call per request). pino writes what is buffered before the process exits.
+  const logger = { level: config.logLevel, stream: pino.destination({ dest: 1, sync: false }) };
+  const built = await buildApp(config, store.db, { logger });
   const log = built.app.log;
 
   let closeOwnerChannel: (() => Promise<void>) | null = null;

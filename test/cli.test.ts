@@ -516,6 +516,35 @@ describe('shutdown', () => {
     });
   }
 
+  test('at info, every request has its line on standard output when the server exits', async () => {
+    // A store of its own on the embedded store: the shared server holds the shared one.
+    const logging = await startServer(storeEnv(tempDir(), { LOG_LEVEL: 'info' }));
+    const ids: string[] = [];
+    // Ten clients at once, so that lines are written while earlier writes are still in flight.
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 40; i++) {
+          const r = await fetch(`${logging.baseUrl}/healthz`);
+          await r.body?.cancel();
+          ids.push(r.headers.get('x-request-id') ?? '');
+        }
+      }),
+    );
+    // Stopped as soon as the last answer is in: lines still buffered must be written before exit.
+    assert.equal(await stopServer(logging), 0);
+    const lines = logging
+      .output()
+      .stdout.split('\n')
+      .filter((l) => l !== '');
+    const completed = new Set<string>();
+    for (const line of lines) {
+      const entry = JSON.parse(line) as { msg?: string; reqId?: string };
+      if (entry.msg === 'request completed' && entry.reqId) completed.add(entry.reqId);
+    }
+    const missing = ids.filter((id) => !completed.has(id));
+    assert.deepEqual(missing, [], `${missing.length} of ${ids.length} requests have no line`);
+  });
+
   test('SIGTERM: a request in flight still completes, then the server exits 0', async () => {
     const key = await newKey('contacts:read,contacts:write');
     const url = new URL('/v1/contacts', server.baseUrl);
