@@ -112,6 +112,37 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
     }
   });
 
+  test('a burst sent to both processes at once: exactly the quota passes, each with its own Remaining', async () => {
+    // Two keys at once, so that the takes of one turn of each process mix buckets.
+    const [first, second] = await Promise.all([newKey({ rateLimitPerMinute: 30 }), newKey({ rateLimitPerMinute: 12 })]);
+    const burst = await Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        call(i % 2 === 0 ? a : b, 'GET', '/v1/contacts?limit=1', i % 4 < 2 ? first.key : second.key).then((r) => ({
+          key: i % 4 < 2 ? 'first' : 'second',
+          status: r.status,
+          remaining: Number(r.headers.get('ratelimit-remaining')),
+        })),
+      ),
+    );
+    for (const [name, quota] of [
+      ['first', 30],
+      ['second', 12],
+    ] as const) {
+      const mine = burst.filter((r) => r.key === name);
+      const passed = mine.filter((r) => r.status === 200);
+      assert.equal(passed.length, quota, `${name}: ${passed.length} of ${mine.length} passed`);
+      assert.ok(
+        mine.every((r) => r.status === 200 || r.status === 429),
+        `${name}: only 200 and 429`,
+      );
+      assert.deepEqual(
+        passed.map((r) => r.remaining).sort((x, y) => y - x),
+        Array.from({ length: quota }, (_, i) => quota - 1 - i),
+        `${name}: every passing request saw its own count`,
+      );
+    }
+  });
+
   test('a revoked key is refused by both processes within a second', async () => {
     const { key, keyId } = await newKey();
     for (const server of [a, b]) assert.equal((await call(server, 'GET', '/v1/contacts', key)).status, 200);
