@@ -67,7 +67,7 @@ const USAGE = `Usage: npm run bench -- [--reset] [--duration S] [--repetitions N
 
   --reset          drop and reload the benchmark database even when a complete dataset is there
   --duration S     seconds per measured repetition (default 6)
-  --repetitions N  repetitions per scenario; medians are reported (default 3)
+  --repetitions N  repetitions per scenario; medians are reported (default 5)
   --warmup S       seconds of unmeasured load before each repetition (default 2)
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/workspace_api_bench),
@@ -79,7 +79,7 @@ export function parseOptions(argv: string[]): RunOptions | null {
     options: {
       reset: { type: 'boolean', default: false },
       duration: { type: 'string', default: '6' },
-      repetitions: { type: 'string', default: '3' },
+      repetitions: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '2' },
       help: { type: 'boolean', short: 'h', default: false },
     },

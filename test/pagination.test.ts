@@ -637,17 +637,23 @@ describe('index use', () => {
   /** The statements the service sends to the store while answering GET `path`. */
   async function statementsOf(w: TestWorkspace, path: string): Promise<{ sql: string; params: readonly unknown[] }[]> {
     const db = server.db;
-    const own = Object.getOwnPropertyDescriptor(db, 'query')!;
-    const original: typeof db.query = own.value;
     const seen: { sql: string; params: readonly unknown[] }[] = [];
-    db.query = (sql, params, name) => {
-      seen.push({ sql, params: params ?? [] });
-      return original(sql, params, name);
-    };
+    const methods = ['query', 'queryArrays'] as const;
+    const own = methods.map((m) => Object.getOwnPropertyDescriptor(db, m)!);
+    for (const [i, m] of methods.entries()) {
+      const original = own[i]!.value as (sql: string, params?: readonly unknown[], name?: string) => unknown;
+      Object.defineProperty(db, m, {
+        ...own[i],
+        value: (sql: string, params?: readonly unknown[], name?: string) => {
+          seen.push({ sql, params: params ?? [] });
+          return original(sql, params, name);
+        },
+      });
+    }
     try {
       assert.equal((await get(w, path)).status, 200);
     } finally {
-      Object.defineProperty(db, 'query', own);
+      for (const [i, m] of methods.entries()) Object.defineProperty(db, m, own[i]!);
     }
     return seen;
   }
