@@ -97,7 +97,8 @@ const rowBuilders = new Map<string, RowBuilder>();
  * docs/performance.md). The names are the select list's own aliases, never input.
  */
 function objects<Row>({ columns, rows }: ArrayRows): Row[] {
-  const signature = columns.join(',');
+  // JSON, not a join: the names ["a,b"] and ["a", "b"] are two lists.
+  const signature = JSON.stringify(columns);
   let build = rowBuilders.get(signature);
   if (!build) {
     const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ');
