@@ -79,6 +79,14 @@ describe('scopes of every v2 route', () => {
       body: () => ({ name: 'Scoped', email: 'scoped@example.com' }),
       ok: 201,
     },
+    {
+      method: 'POST',
+      doc: '/v2/contacts/batch/upsert',
+      path: () => '/v2/contacts/batch/upsert',
+      scope: 'contacts:write',
+      body: () => ({ items: [{ external_id: `scope-${randomUUID()}`, name: 'Scoped batch' }] }),
+      ok: 200,
+    },
     { method: 'GET', doc: '/v2/pipeline/stages', path: () => '/v2/pipeline/stages', scope: 'contacts:read', ok: 200 },
     { method: 'GET', doc: '/v2/appointments', path: () => '/v2/appointments', scope: 'appointments:read', ok: 200 },
     {
@@ -302,6 +310,8 @@ describe('catalog items', () => {
     for (const bad of ['kind=bundle', 'active=maybe']) {
       assertError(await get(`/v2/catalog/items?${bad}`), 400, 'invalid_request', 'invalid_query_parameter', bad);
     }
+    // A client that prints a boolean its own way (Python's True) learns which two words are taken.
+    assert.equal((await get('/v2/catalog/items?active=True')).json.error.message, 'active must be true or false.');
     for (const i of full) {
       assert.ok(['product', 'service'].includes(i.kind));
       assert.equal(typeof i.active, 'boolean');

@@ -145,6 +145,7 @@ export function describeRule(name: string, schema: ParamSchema | undefined): str
   if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {
     return `${name} must be an integer from ${schema.minimum} to ${schema.maximum}`;
   }
+  if (schema.type === 'boolean') return `${name} must be true or false`;
   if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time, e.g. 2026-11-22T06:05:43.123Z`;
   if (schema.format === 'uuid') return `${name} must be a UUID`;
   // An empty value breaks a minimum length of 1 or a pattern: the rule says both bounds then.
@@ -193,7 +194,9 @@ function bodyValidationError(errors: ErrorObject[]): ApiError {
       const field =
         e.keyword === 'additionalProperties'
           ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`
-          : e.instancePath;
+          : e.keyword === 'required'
+            ? `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`
+            : e.instancePath;
       return { field: field.replace(/^\//, '') || null, message: bodyMessage(e) };
     });
   const first = problems[0];
@@ -206,8 +209,32 @@ function bodyValidationError(errors: ErrorObject[]): ApiError {
     details: {
       errors: shown,
       ...(problems.length > shown.length ? { more_errors: problems.length - shown.length } : {}),
+      ...itemsOf(problems),
     },
   });
+}
+
+/**
+ * A body carrying an `items` array (the batch operations) also gets its problems by item: every
+ * bad item's index with its own problems, fields named within the item. A batch is all or
+ * nothing, so the client learns every item to fix from one answer (bounded by the batch's size).
+ */
+function itemsOf(problems: { field: string | null; message: string }[]): {
+  items?: { index: number; errors: { field: string | null; message: string }[] }[];
+} {
+  const byIndex = new Map<number, { field: string | null; message: string }[]>();
+  for (const problem of problems) {
+    const match = /^items\/(\d+)(?:\/(.+))?$/.exec(problem.field ?? '');
+    if (!match) continue;
+    const index = Number(match[1]);
+    const list = byIndex.get(index) ?? [];
+    list.push({ field: match[2] ?? null, message: problem.message });
+    byIndex.set(index, list);
+  }
+  if (byIndex.size === 0) return {};
+  return {
+    items: [...byIndex.entries()].sort(([a], [b]) => a - b).map(([index, errors]) => ({ index, errors })),
+  };
 }
 
 function bodyMessage(e: ErrorObject): string {
@@ -218,7 +245,15 @@ function bodyMessage(e: ErrorObject): string {
     case 'additionalProperties':
       return 'is not a property of this body';
     case 'minProperties':
-      return 'the body must contain at least one property';
+      // Nested: a batch item, which carries its external_id and something to write.
+      return e.instancePath === ''
+        ? 'the body must contain at least one property'
+        : 'must carry external_id and at least one property to write';
+    case 'required':
+      return 'is required';
+    case 'minItems':
+    case 'maxItems':
+      return `must hold ${(e.parentSchema as { description?: string } | undefined)?.description ?? e.message ?? 'another number of items'}`;
     case 'type':
       return `must be ${String((e.params as { type: string | string[] }).type).replace(',', ' or ')}`;
     case 'enum':
