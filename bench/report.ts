@@ -8,7 +8,7 @@ import type { EmbeddedMemory } from './embedded.js';
 import type { Measurement } from './load.js';
 import type { MemorySample } from './processes.js';
 import * as prettier from 'prettier';
-import { CONNECTIONS, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
+import { BATCH_SIZE, CONNECTIONS, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
 
 export interface Measured {
   list: Measurement;
@@ -18,6 +18,7 @@ export interface Measured {
   create: Measurement;
   replay: Measurement;
   upsert: Measurement;
+  batch: Measurement;
   listInfo: Measurement;
   listTwoWorkers: Measurement;
   bareList: Measurement;
@@ -49,7 +50,7 @@ interface Ratio {
   of: string;
   to: string;
   /** what is compared: req/s, p50 latency or the server process's CPU per request */
-  by: 'req/s' | 'p50' | 'server CPU';
+  by: 'req/s' | 'p50' | 'server CPU' | 'contacts/s';
   value: number;
 }
 
@@ -78,6 +79,12 @@ export function buildReport(m: Measured, context: Context): Report {
     { of: 'POST', to: 'bare transaction', by: 'req/s', value: ratio(m.create.rps, m.bareWrite.rps) },
     { of: 'PUT upsert', to: 'bare transaction', by: 'req/s', value: ratio(m.upsert.rps, m.bareWrite.rps) },
     { of: 'replay', to: 'bare transaction', by: 'req/s', value: ratio(m.replay.rps, m.bareWrite.rps) },
+    {
+      of: 'batch upsert',
+      to: 'single upserts (PUT)',
+      by: 'contacts/s',
+      value: ratio(m.batch.rps * BATCH_SIZE, m.upsert.rps),
+    },
     { of: 'list, 2 workers', to: 'list, 1 worker', by: 'req/s', value: ratio(m.listTwoWorkers.rps, m.list.rps) },
     {
       of: 'list',
@@ -144,6 +151,11 @@ export function buildReport(m: Measured, context: Context): Report {
       measured: `${r('deep page', 'page 1')}×`,
       met: r('deep page', 'page 1') <= TARGETS.deepVsFirstPage,
     },
+    atLeast(
+      `contacts/s through batch upserts of ${BATCH_SIZE} vs single upserts`,
+      r('batch upsert', 'single upserts (PUT)'),
+      TARGETS.batchVsSingleUpsert,
+    ),
     atLeast('list req/s, 2 workers vs 1', r('list, 2 workers', 'list, 1 worker'), TARGETS.twoWorkersVsOne),
   ];
   return { ...context, measured: m, ratios, targets };
@@ -161,8 +173,8 @@ function renderMarkdown(report: Report): string {
   const d = report.dataset;
   const ratioText = (of: string) =>
     report.ratios
-      .filter((x) => x.of === of && x.by === 'req/s')
-      .map((x) => `${x.value}× ${x.to}`)
+      .filter((x) => x.of === of && (x.by === 'req/s' || x.by === 'contacts/s'))
+      .map((x) => (x.by === 'req/s' ? `${x.value}× ${x.to}` : `${x.value}× the contacts/s of ${x.to}`))
       .join(', ') || '';
   const unexpected = (x: Measurement) =>
     Object.keys(x.unexpected).length === 0
@@ -181,6 +193,7 @@ function renderMarkdown(report: Report): string {
     ['POST /v1/contacts, new Idempotency-Key each', m.create, 'POST'],
     ['POST /v1/contacts, Idempotency-Key replay', m.replay, 'replay'],
     ['PUT /v1/contacts/external/{id}, new key each', m.upsert, 'PUT upsert'],
+    [`POST /v2/contacts/batch/upsert, ${BATCH_SIZE} contacts each`, m.batch, 'batch upsert'],
     ['GET /v1/contacts?limit=50, LOG_LEVEL=info', m.listInfo, 'list, LOG_LEVEL=info'],
     ['GET /v1/contacts?limit=50, 2 workers', m.listTwoWorkers, 'list, 2 workers'],
     ['baseline: bare Fastify, same SQL and envelope', m.bareList, 'bare Fastify list'],
@@ -299,6 +312,7 @@ function renderSizing(report: Report): string {
     ['POST /v1/contacts', m.create],
     ['POST /v1/contacts, replay', m.replay],
     ['PUT /v1/contacts/external/{id}', m.upsert],
+    [`POST /v2/contacts/batch/upsert (${BATCH_SIZE} contacts)`, m.batch],
   ];
   const perCore = (ms: number | null | undefined) => (ms ? fmt(1000 / ms) : '—');
   const orDash = (n: number | null | undefined) => (n === null || n === undefined ? '—' : fmt(n));

@@ -187,6 +187,7 @@ async function measureEverything(
     { key: 'bareWrite', label: 'bare Fastify transaction', server: fastify, scenario: bareWriteScenario(runId) },
     { key: 'replay', label: 'POST /v1/contacts, replay', server: one, scenario: s.replay },
     { key: 'upsert', label: 'PUT /v1/contacts/external/{id}', server: one, scenario: s.upsert },
+    { key: 'batch', label: 'POST /v2/contacts/batch/upsert', server: one, scenario: s.batch },
     {
       keys: ['firstPage', 'deepPage'],
       labels: ['contacts page 1 (in turn with page 10,001)', 'contacts page 10,001 (in turn with page 1)'],

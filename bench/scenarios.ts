@@ -3,7 +3,7 @@
 import { BENCH_ORIGIN } from './dataset.js';
 import type { Fixtures } from './fixtures.js';
 import type { Scenario } from './load.js';
-import { CONNECTIONS, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
+import { BATCH_SIZE, CONNECTIONS, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
 
 /** Distinct external ids the upserts cycle over: the first pass creates them, later passes update them. */
 const UPSERT_IDS = 5_000;
@@ -21,6 +21,13 @@ function freshWrites(runId: string, tag: string) {
   };
 }
 
+/**
+ * Distinct external ids the batch upserts cycle over, 100 a request: the 50 batches in flight at
+ * once never share an id (they would wait on each other's row locks, which measures the overlap, not
+ * the batch), the first pass creates them and later passes update them.
+ */
+const BATCH_IDS = 50_000;
+
 const REPLAY_BODY = JSON.stringify({ name: 'Bench replay', email: 'bench.replay@example.com', origin: BENCH_ORIGIN });
 
 export interface Scenarios {
@@ -31,6 +38,8 @@ export interface Scenarios {
   create: Scenario;
   replay: Scenario;
   upsert: Scenario;
+  /** POST /v2/contacts/batch/upsert, BATCH_SIZE contacts a request */
+  batch: Scenario;
   /** cost growth: GET paths sent in turn on one connection (see measureAlternating) */
   growth: {
     headers: Record<string, string>;
@@ -53,6 +62,7 @@ export function serviceScenarios(f: Fixtures, runId: string): Scenarios {
   });
   const create = freshWrites(runId, 'c');
   const upsert = freshWrites(runId, 'u');
+  const batch = freshWrites(runId, 'm');
   let nextId = 0;
   const window = `starts_after=${encodeURIComponent(f.window.after)}&starts_before=${encodeURIComponent(f.window.before)}`;
   return {
@@ -102,6 +112,27 @@ export function serviceScenarios(f: Fixtures, runId: string): Scenarios {
           path: `/v1/contacts/external/bench-${runId}-${w.i % UPSERT_IDS}`,
           headers: { ...request.headers, 'idempotency-key': w.key },
           body: JSON.stringify({ name: w.body.name, origin: BENCH_ORIGIN }),
+        };
+      },
+    },
+    batch: {
+      method: 'POST',
+      path: '/v2/contacts/batch/upsert',
+      headers: write,
+      connections: CONNECTIONS,
+      expect: [200],
+      next: (request) => {
+        const w = batch();
+        const first = (w.i * BATCH_SIZE) % BATCH_IDS;
+        const items = Array.from({ length: BATCH_SIZE }, (_, k) => ({
+          external_id: `bench-${runId}-b${first + k}`,
+          name: `${w.body.name} ${k}`,
+          origin: BENCH_ORIGIN,
+        }));
+        return {
+          ...request,
+          headers: { ...request.headers, 'idempotency-key': w.key },
+          body: JSON.stringify({ items }),
         };
       },
     },
@@ -201,5 +232,19 @@ export async function verifyService(url: string, s: Scenarios, f: Fixtures, runI
     JSON.stringify({ name: 'Bench upsert', origin: BENCH_ORIGIN }),
   );
   if (put.status !== 201) throw new Error(`PUT upsert: ${put.status} ${put.text.slice(0, 300)}`);
+  const items = Array.from({ length: BATCH_SIZE }, (_, k) => ({
+    external_id: `bench-${runId}-check-${k}`,
+    name: 'Bench batch',
+    origin: BENCH_ORIGIN,
+  }));
+  const batch = await send(
+    url,
+    'POST',
+    '/v2/contacts/batch/upsert',
+    { ...write, 'idempotency-key': `bench-${runId}-check-batch` },
+    JSON.stringify({ items }),
+  );
+  const results = batch.status === 200 ? (JSON.parse(batch.text) as { data: unknown[] }).data : [];
+  if (results.length !== BATCH_SIZE) throw new Error(`batch upsert: ${batch.status} ${batch.text.slice(0, 300)}`);
   return list.text;
 }

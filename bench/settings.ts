@@ -35,6 +35,9 @@ export const EVENTS_LIMIT = 100;
 /** Row of the deep page: 10,000 pages of 50 in. */
 export const DEEP_PAGE = 10_000;
 
+/** Contacts per batch upsert request. */
+export const BATCH_SIZE = 100;
+
 export const TARGETS = {
   /** authenticated list throughput / bare Fastify route throughput */
   listVsBareFastify: 0.8,
@@ -48,6 +51,8 @@ export const TARGETS = {
   writeVsBareTransaction: 0.85,
   /** p50 latency of the deep page / p50 latency of page 1 */
   deepVsFirstPage: 1.5,
+  /** contacts per second through batch upserts of 100 / through single upserts (PUT) */
+  batchVsSingleUpsert: 8,
   /** list throughput with two workers / with one */
   twoWorkersVsOne: 1.5,
 } as const;

@@ -221,8 +221,14 @@ export const V2_OPERATIONS: [string, string, string][] = [
   ['get', '/v2/events', 'listEvents'],
 ];
 
-/** Beyond spec 4.3: the feed's current position, for the sync recipe (docs/sync.md). */
-export const V2_ADDED_OPERATIONS: [string, string, string][] = [['get', '/v2/events/head', 'getEventsHead']];
+/**
+ * Beyond spec 4.3: the feed's current position, for the sync recipe (docs/sync.md), and the batch
+ * upsert of contacts, for imports (docs/api-conventions.md#contacts).
+ */
+export const V2_ADDED_OPERATIONS: [string, string, string][] = [
+  ['get', '/v2/events/head', 'getEventsHead'],
+  ['post', '/v2/contacts/batch/upsert', 'batchUpsertContacts'],
+];
 
 /** Two seeded workspaces (A with distinct updated_at values on every sync list), before the file's tests. */
 export function useV2Workspaces(): void {

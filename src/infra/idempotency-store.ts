@@ -12,6 +12,11 @@ import { ApiError } from '../shared/errors.js';
 export interface WriteResult {
   statusCode: number;
   body: unknown;
+  /**
+   * The contacts an answer carries, when it carries several (a batch): deleting any of them erases
+   * the stored answer (db/migrations/0014). An answer of one ({data: {id}}) is found by that id.
+   */
+  resourceIds?: readonly string[];
 }
 
 export interface IdempotentOutcome extends WriteResult {
@@ -94,7 +99,7 @@ export class IdempotencyStore {
         if (previous.erased) {
           throw new ApiError('resource_not_found', {
             message:
-              'This request was already carried out, and the contact it wrote has since been deleted: its stored answer was erased with it.',
+              'This request was already carried out, and a contact it wrote has since been deleted: its stored answer was erased with it.',
           });
         }
         return {
@@ -110,11 +115,12 @@ export class IdempotencyStore {
       const payload = serialize(result.statusCode, result.body);
       await tx.query(
         `INSERT INTO idempotency_keys
-           (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() + $7::int * interval '1 hour')
+           (workspace_id, key, request_sha256, status_code, response_body, resource_id, resource_ids, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $8, now() + $7::int * interval '1 hour')
          ON CONFLICT (workspace_id, key) DO UPDATE
            SET request_sha256 = EXCLUDED.request_sha256, status_code = EXCLUDED.status_code,
-               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id, erased = false,
+               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
+               resource_ids = EXCLUDED.resource_ids, erased = false,
                created_at = now(), expires_at = EXCLUDED.expires_at`,
         [
           request.workspaceId,
@@ -124,10 +130,11 @@ export class IdempotencyStore {
           payload,
           writtenResourceId(result.body),
           this.#ttlHours,
+          result.resourceIds ?? null,
         ],
         'idem_store',
       );
-      return { ...result, replayed: false, payload };
+      return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
     });
   }
 

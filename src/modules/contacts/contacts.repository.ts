@@ -1,8 +1,8 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
 import type { Queryable } from '../../infra/database.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
-import type { ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
-import { WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
+import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
+import { DEFAULT_CONTACT_STATUS, WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
 
 export const CONTACT_COLUMNS = `id, external_id, name, company_name, email, phone, whatsapp, origin, status,
   api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
@@ -75,6 +75,86 @@ export const contactsRepository = {
     );
     const { inserted, ...contact } = rows[0]!;
     return { contact, created: inserted };
+  },
+
+  /**
+   * Creates or changes the contact of each item's external_id, in one transaction (the caller's),
+   * each item as PUT /contacts/external/{external_id} would, and says which of the three happened.
+   * Items whose values are all stored already are not written: no updated_at move, no event. The
+   * others go in one statement, in item order, so their events follow the items' order.
+   *
+   * Concurrent batches sharing external ids: the existing contacts are locked in external_id
+   * order (two batches never wait on each other in opposite orders), and before creating any, the
+   * batch takes its workspace's sync clock, which every writer of the workspace needs to commit a
+   * change (db/migrations/0005): a contact another writer created meanwhile has committed by then,
+   * and is read, locked and updated instead of created twice.
+   */
+  async batchUpsert(
+    db: Queryable,
+    workspaceId: string,
+    items: readonly ContactBatchItemT[],
+  ): Promise<{ result: BatchResult; contact: ContactT }[]> {
+    const stored = new Map<string, ContactT>();
+    const lockStored = async (externalIds: string[]) => {
+      const { rows } = await db.query<ContactT>(
+        `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])
+          ORDER BY external_id FOR UPDATE`,
+        [workspaceId, externalIds],
+        'contacts_batch_lock',
+      );
+      for (const row of rows) stored.set(row.external_id!, row);
+    };
+    await lockStored(items.map((i) => i.external_id));
+    const missing = items.map((i) => i.external_id).filter((id) => !stored.has(id));
+    if (missing.length > 0) {
+      await db.query('SELECT sync_stamp($1)', [workspaceId], 'contacts_batch_clock');
+      await lockStored(missing);
+    }
+
+    const planned = items.map((item) => {
+      const current = stored.get(item.external_id);
+      const values = Object.fromEntries(
+        WRITABLE_CONTACT_FIELDS.map((field) => [
+          field,
+          Object.prototype.hasOwnProperty.call(item, field) && item[field] !== undefined
+            ? item[field]
+            : current
+              ? current[field]
+              : field === 'status'
+                ? DEFAULT_CONTACT_STATUS
+                : null,
+        ]),
+      ) as Record<(typeof WRITABLE_CONTACT_FIELDS)[number], string | null>;
+      const result: BatchResult = !current
+        ? 'created'
+        : WRITABLE_CONTACT_FIELDS.every((field) => values[field] === current[field])
+          ? 'unchanged'
+          : 'updated';
+      return { item, current, values, result };
+    });
+
+    const writes = planned.filter((p) => p.result !== 'unchanged');
+    const written = new Map<string, ContactT>();
+    if (writes.length > 0) {
+      const column = (field: (typeof WRITABLE_CONTACT_FIELDS)[number]) => writes.map((w) => w.values[field]);
+      const { rows } = await db.query<ContactT>(
+        `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_CONTACT_FIELDS.join(', ')})
+         SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
+           FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
+                WITH ORDINALITY AS i(external_id, ${WRITABLE_CONTACT_FIELDS.join(', ')}, ord)
+          ORDER BY i.ord
+         ON CONFLICT (workspace_id, external_id) DO UPDATE
+           SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}
+         RETURNING ${CONTACT_COLUMNS}`,
+        [workspaceId, writes.map((w) => w.item.external_id), ...WRITABLE_CONTACT_FIELDS.map(column)],
+        'contacts_batch_write',
+      );
+      for (const row of rows) written.set(row.external_id!, row);
+    }
+    return planned.map((p) => ({
+      result: p.result,
+      contact: p.result === 'unchanged' ? p.current! : written.get(p.item.external_id)!,
+    }));
   },
 };
 

@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../shared/errors.js';
+import { ApiError, notFound } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -10,7 +10,11 @@ import { idempotentWrite } from '../../http/write-reply.js';
 import type { RouteOptions } from '../../services.js';
 import { contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
+  BATCH_MAX_ITEMS,
   Contact,
+  ContactBatchResults,
+  ContactBatchUpsert,
+  type ContactBatchItemT,
   ContactCreate,
   ContactIdParams,
   ContactListQuery,
@@ -137,3 +141,61 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       ),
   );
 };
+
+/**
+ * POST /v2/contacts/batch/upsert: up to 100 upserts by external id in one request and one
+ * transaction, all or nothing. It counts as one request against the key's rate limit.
+ */
+export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+  app.post(
+    '/contacts/batch/upsert',
+    {
+      config: { scope: 'contacts:write', idempotentWrite: true },
+      schema: {
+        operationId: 'batchUpsertContacts',
+        summary: 'Create or update up to 100 contacts by external identifier',
+        description: `Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status ${DEFAULT_CONTACT_STATUS} when none is sent) or changes only the properties sent. 1 to ${BATCH_MAX_ITEMS} items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request against the rate limit.`,
+        tags,
+        headers: IdempotencyHeaders,
+        body: ContactBatchUpsert,
+        response: writeResponses({ 200: ContactBatchResults }),
+      },
+    },
+    async (request, reply) => {
+      refuseRepeatedExternalIds(request.body.items);
+      return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
+        const results = await contactsRepository.batchUpsert(tx, workspaceId, request.body.items);
+        return {
+          statusCode: 200,
+          body: { data: results },
+          resourceIds: results.map((r) => r.contact.id),
+        };
+      });
+    },
+  );
+};
+
+/** 422 naming every item whose external_id an earlier item of the batch already has. */
+function refuseRepeatedExternalIds(items: readonly ContactBatchItemT[]): void {
+  const firstIndex = new Map<string, number>();
+  const repeated: { index: number; errors: { field: string; message: string }[] }[] = [];
+  items.forEach((item, index) => {
+    const first = firstIndex.get(item.external_id);
+    if (first === undefined) firstIndex.set(item.external_id, index);
+    else
+      repeated.push({
+        index,
+        errors: [{ field: 'external_id', message: `repeats the external_id of item ${first}` }],
+      });
+  });
+  if (repeated.length === 0) return;
+  throw new ApiError('validation_failed', {
+    message: `items/${repeated[0]!.index}/external_id: repeats the external_id of an earlier item; each external_id may appear once per batch.`,
+    details: {
+      errors: repeated
+        .slice(0, 20)
+        .map((r) => ({ field: `items/${r.index}/external_id`, message: r.errors[0]!.message })),
+      items: repeated,
+    },
+  });
+}

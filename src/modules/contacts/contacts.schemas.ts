@@ -116,3 +116,59 @@ export const ContactListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The most contacts one batch upsert carries; a client splits larger imports into calls of this size. */
+export const BATCH_MAX_ITEMS = 100;
+
+export const ContactBatchItem = Type.Object(
+  {
+    external_id: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: EXTERNAL_ID_PATTERN,
+      description: 'Identifier of the contact in the calling system: the contact this item creates or updates.',
+    }),
+    ...writableProperties,
+  },
+  {
+    additionalProperties: false,
+    // external_id and at least one property, as PUT /contacts/external/{external_id} takes them.
+    minProperties: 2,
+    title: 'ContactBatchItem',
+    description:
+      'external_id and at least one ContactUpdate property. Creates the contact with the properties sent (status cold_list when none is sent) or changes only the properties sent: the rules of PUT /v2/contacts/external/{external_id}.',
+  },
+);
+export type ContactBatchItemT = Static<typeof ContactBatchItem>;
+
+export const ContactBatchUpsert = Type.Object(
+  {
+    items: Type.Array(ContactBatchItem, {
+      minItems: 1,
+      maxItems: BATCH_MAX_ITEMS,
+      description: `1 to ${BATCH_MAX_ITEMS} contacts, each external_id at most once.`,
+    }),
+  },
+  { additionalProperties: false, title: 'ContactBatchUpsert' },
+);
+
+export const BATCH_RESULTS = ['created', 'updated', 'unchanged'] as const;
+export type BatchResult = (typeof BATCH_RESULTS)[number];
+
+export const ContactBatchResult = Type.Object(
+  {
+    result: Type.Unsafe<BatchResult>({
+      type: 'string',
+      enum: [...BATCH_RESULTS],
+      description:
+        'created: no contact had the external_id; updated: a stored value changed; unchanged: every value sent was already stored (updated_at did not move, no event).',
+    }),
+    contact: Contact,
+  },
+  { additionalProperties: false, title: 'ContactBatchResult' },
+);
+
+export const ContactBatchResults = Type.Object(
+  { data: Type.Array(ContactBatchResult, { maxItems: BATCH_MAX_ITEMS }) },
+  { additionalProperties: false, title: 'ContactBatchUpsertResult' },
+);

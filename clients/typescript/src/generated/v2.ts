@@ -146,6 +146,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v2/contacts/batch/upsert': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create or update up to 100 contacts by external identifier
+     * @description Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status cold_list when none is sent) or changes only the properties sent. 1 to 100 items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request against the rate limit.
+     */
+    post: operations['batchUpsertContacts'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v2/contacts/external/{external_id}': {
     parameters: {
       query?: never;
@@ -484,6 +504,37 @@ export interface components {
       updated_at: string;
       /** @example +5511987654321 */
       whatsapp: string | null;
+    };
+    /** @description external_id and at least one ContactUpdate property. Creates the contact with the properties sent (status cold_list when none is sent) or changes only the properties sent: the rules of PUT /v2/contacts/external/{external_id}. */
+    ContactBatchItem: {
+      company_name?: string | null;
+      /** Format: email */
+      email?: string | null;
+      /** @description Identifier of the contact in the calling system: the contact this item creates or updates. */
+      external_id: string;
+      name?: string | null;
+      origin?: string | null;
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      phone?: string | null;
+      /** @description Pipeline stage of the contact. */
+      status?: components['schemas']['ContactStatus'];
+      /** @description E.164: plus sign, then 8 to 15 digits. */
+      whatsapp?: string | null;
+    };
+    ContactBatchResult: {
+      contact: components['schemas']['Contact'];
+      /**
+       * @description created: no contact had the external_id; updated: a stored value changed; unchanged: every value sent was already stored (updated_at did not move, no event).
+       * @enum {string}
+       */
+      result: 'created' | 'updated' | 'unchanged';
+    };
+    ContactBatchUpsert: {
+      /** @description 1 to 100 contacts, each external_id at most once. */
+      items: components['schemas']['ContactBatchItem'][];
+    };
+    ContactBatchUpsertResult: {
+      data: components['schemas']['ContactBatchResult'][];
     };
     /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
     ContactCreate: {
@@ -1576,6 +1627,72 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['ContactResult'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  batchUpsertContacts: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ContactBatchUpsert'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "contact": {
+           *             "company_name": "string",
+           *             "created_at": "2026-11-22T06:05:43.123Z",
+           *             "email": "ana.souza@example.com",
+           *             "external_id": "string",
+           *             "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *             "name": "string",
+           *             "origin": "string",
+           *             "phone": "+5511912345678",
+           *             "status": "cold_list",
+           *             "updated_at": "2026-11-22T06:05:43.123Z",
+           *             "whatsapp": "+5511987654321"
+           *           },
+           *           "result": "created"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['ContactBatchUpsertResult'];
         };
       };
       400: components['responses']['BadRequest'];

@@ -1,0 +1,286 @@
+// POST /v2/contacts/batch/upsert: up to 100 upserts in one request, all or nothing, one event per
+// created or changed contact in item order, and one contact per external id under concurrent
+// batches. Through HTTP into the store of this run (embedded, or PostgreSQL with DATABASE_URL).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { idem, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+
+let server: TestServer;
+let w: TestWorkspace;
+
+before(async () => {
+  server = await startTestServer();
+  w = await server.workspace();
+});
+after(async () => server.close());
+
+const PATH = '/v2/contacts/batch/upsert';
+const batch = (items: unknown[], key = idem(), apiKey = w.key) =>
+  server.request('POST', PATH, { key: apiKey, idem: key, body: { items } });
+const ext = (prefix = 'b') => `${prefix}-${randomUUID().slice(0, 12)}`;
+
+const contactCount = async (): Promise<number> =>
+  (await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1', [w.id]))
+    .rows[0]!.n;
+
+/** The feed's head now: events after it are the ones a step made. */
+const head = async (): Promise<string> =>
+  (await server.request('GET', '/v2/events/head', { key: w.key })).json.data.position as string;
+
+async function eventsAfter(position: string): Promise<{ type: string; resource_id: string; data: any }[]> {
+  const res = await server.request('GET', `/v2/events?after=${position}&limit=100`, { key: w.key });
+  assert.equal(res.status, 200);
+  return res.json.data;
+}
+
+describe('batch upsert of contacts', () => {
+  test('all created: 200, one result per item in order, one contact.created per item in item order', async () => {
+    const start = await head();
+    const items = Array.from({ length: 30 }, (_, i) => ({
+      external_id: ext(),
+      name: `Batch ${i}`,
+      email: `batch${i}@example.com`,
+    }));
+    const res = await batch(items);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.data.length, items.length);
+    res.json.data.forEach((r: any, i: number) => {
+      assert.equal(r.result, 'created');
+      assert.equal(r.contact.external_id, items[i]!.external_id);
+      assert.equal(r.contact.name, items[i]!.name);
+      assert.equal(r.contact.status, 'cold_list', 'a created contact without status starts as cold_list');
+      assert.equal(r.contact.phone, null);
+    });
+    const events = await eventsAfter(start);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.resource_id]),
+      res.json.data.map((r: any) => ['contact.created', r.contact.id]),
+    );
+    // Each contact reads back as the batch answered it.
+    for (const r of res.json.data.slice(0, 3)) {
+      const got = await server.request('GET', `/v2/contacts/${r.contact.id}`, { key: w.key });
+      assert.deepEqual(got.json.data, r.contact);
+    }
+  });
+
+  test('the same items again: every result unchanged, no updated_at move, no event', async () => {
+    const items = Array.from({ length: 5 }, (_, i) => ({ external_id: ext(), name: `Same ${i}`, origin: 'csv' }));
+    const first = await batch(items);
+    assert.equal(first.status, 200);
+    const start = await head();
+    const again = await batch(items);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), null, 'a new key: run again, not replayed');
+    assert.deepEqual(
+      again.json.data.map((r: any) => r.result),
+      items.map(() => 'unchanged'),
+    );
+    assert.deepEqual(
+      again.json.data.map((r: any) => r.contact),
+      first.json.data.map((r: any) => r.contact),
+    );
+    assert.deepEqual(await eventsAfter(start), []);
+  });
+
+  test('mixed: created, updated and unchanged in one batch; events for the first two only, in item order', async () => {
+    const [a, b, c] = [ext(), ext(), ext()];
+    await batch([
+      { external_id: a, name: 'A', status: 'talking' },
+      { external_id: b, name: 'B', email: 'b@example.com' },
+    ]);
+    const start = await head();
+    const res = await batch([
+      { external_id: b, status: 'meeting' },
+      { external_id: c, company_name: 'C Ltd', whatsapp: '+5511987654321' },
+      { external_id: a, status: 'talking' },
+    ]);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.json.data.map((r: any) => r.result),
+      ['updated', 'created', 'unchanged'],
+    );
+    const [updated, created] = res.json.data as any[];
+    assert.equal(updated.contact.status, 'meeting');
+    assert.equal(updated.contact.email, 'b@example.com', 'a property not sent keeps its value');
+    assert.equal(updated.contact.name, 'B');
+    assert.equal(created.contact.name, null);
+    const events = await eventsAfter(start);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.resource_id]),
+      [
+        ['contact.updated', updated.contact.id],
+        ['contact.created', created.contact.id],
+      ],
+    );
+  });
+
+  test('a null clears a property; the contact reads back cleared', async () => {
+    const id = ext();
+    await batch([{ external_id: id, name: 'N', email: 'n@example.com' }]);
+    const res = await batch([{ external_id: id, email: null }]);
+    assert.equal(res.json.data[0].result, 'updated');
+    assert.equal(res.json.data[0].contact.email, null);
+  });
+
+  test('one invalid item refuses the whole batch: 422 listing each bad item by index, nothing written', async () => {
+    const before = await contactCount();
+    const start = await head();
+    const res = await batch([
+      { external_id: ext(), name: 'fine' },
+      { external_id: ext(), email: 'not-an-email' },
+      { external_id: ext(), name: 'fine too' },
+      { name: 'no external id', email: 'no-id@example.com' },
+      { external_id: 'bad id with spaces', phone: '12' },
+      { external_id: ext() },
+      { external_id: ext(), colour: 'red' },
+    ]);
+    assert.equal(res.status, 422, res.text);
+    assert.equal(res.json.error.code, 'validation_failed');
+    const items = res.json.error.details.items as { index: number; errors: { field: string; message: string }[] }[];
+    assert.deepEqual(
+      items.map((i) => i.index),
+      [1, 3, 4, 5, 6],
+    );
+    const fields = Object.fromEntries(items.map((i) => [i.index, i.errors.map((e) => e.field).sort()]));
+    assert.deepEqual(fields[1], ['email']);
+    assert.deepEqual(fields[3], ['external_id']);
+    assert.deepEqual(fields[4], ['external_id', 'phone']);
+    assert.deepEqual(fields[6], ['colour']);
+    assert.match(items.find((i) => i.index === 5)!.errors[0]!.message, /at least one property/);
+    assert.equal(await contactCount(), before);
+    assert.deepEqual(await eventsAfter(start), []);
+  });
+
+  test('an external_id repeated within the batch: 422 naming the repeat, nothing written', async () => {
+    const before = await contactCount();
+    const dup = ext();
+    const res = await batch([
+      { external_id: dup, name: 'first' },
+      { external_id: ext(), name: 'other' },
+      { external_id: dup, name: 'again' },
+    ]);
+    assert.equal(res.status, 422, res.text);
+    assert.deepEqual(res.json.error.details.items, [
+      { index: 2, errors: [{ field: 'external_id', message: 'repeats the external_id of item 0' }] },
+    ]);
+    assert.equal(await contactCount(), before);
+  });
+
+  test('0 items and 101 items: 422 stating the bounds; 100 items pass', async () => {
+    const before = await contactCount();
+    const none = await batch([]);
+    assert.equal(none.status, 422);
+    assert.match(none.json.error.message, /1 to 100/);
+    const tooMany = await batch(Array.from({ length: 101 }, () => ({ external_id: ext(), name: 'x' })));
+    assert.equal(tooMany.status, 422);
+    assert.match(tooMany.json.error.message, /1 to 100/);
+    assert.equal(await contactCount(), before);
+    const hundred = await batch(Array.from({ length: 100 }, () => ({ external_id: ext(), name: 'x' })));
+    assert.equal(hundred.status, 200);
+    assert.equal(await contactCount(), before + 100);
+  });
+
+  test('Idempotency-Key: the same request replays the stored answer; another body under the key is 409', async () => {
+    const key = idem();
+    const items = [{ external_id: ext(), name: 'R' }];
+    const first = await batch(items, key);
+    const replay = await batch(items, key);
+    assert.equal(replay.status, 200);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.text, first.text);
+    assert.equal(replay.json.data[0].result, 'created', 'the stored answer, not a second run');
+    const other = await batch([{ external_id: ext(), name: 'R' }], key);
+    assert.equal(other.status, 409);
+    assert.equal(other.json.error.code, 'idempotency_key_reused');
+    const missing = await server.request('POST', PATH, { key: w.key, body: { items } });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.json.error.code, 'idempotency_key_missing');
+  });
+
+  test('deleting one contact of a batch erases the batch’s stored answer: its replay is 404', async () => {
+    const key = idem();
+    const items = [
+      { external_id: ext(), name: 'Keep', email: 'keep@example.com' },
+      { external_id: ext(), name: 'Gone', email: 'gone@example.com' },
+    ];
+    const first = await batch(items, key);
+    await ownerCommands.deleteContact(server.owner, { contactId: first.json.data[1].contact.id });
+    const replay = await batch(items, key);
+    assert.equal(replay.status, 404);
+    assert.equal(replay.json.error.code, 'resource_not_found');
+    assert.doesNotMatch(replay.text, /gone@example\.com|Keep/);
+    const stored = await server.db.query<{ body: string }>(
+      'SELECT response_body AS body FROM idempotency_keys WHERE workspace_id = $1 AND key = $2',
+      [w.id, key],
+    );
+    assert.equal(stored.rows[0]!.body, '', 'the stored answer itself is erased');
+  });
+
+  test('the scope is contacts:write; the operation is v2 only; a batch counts one request', async () => {
+    const reader = await w.newKey(['contacts:read']);
+    const refused = await batch([{ external_id: ext(), name: 'x' }], idem(), reader.key);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.json.error.code, 'insufficient_scope');
+    const v1 = await server.request('POST', '/v1/contacts/batch/upsert', {
+      key: w.key,
+      idem: idem(),
+      body: { items: [{ external_id: ext(), name: 'x' }] },
+    });
+    assert.equal(v1.status, 404);
+
+    const writer = await w.newKey(['contacts:write'], { rateLimitPerMinute: 5 });
+    const items = Array.from({ length: 100 }, () => ({ external_id: ext(), name: 'counted' }));
+    const res = await batch(items, idem(), writer.key);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('ratelimit-limit'), '5');
+    assert.equal(res.headers.get('ratelimit-remaining'), '4', '100 contacts, one request of the quota');
+  });
+
+  test('8 overlapping batches at once: all 200, one contact per external id, one created event per id', async () => {
+    const pool = Array.from({ length: 60 }, () => ext('race'));
+    const start = await head();
+    const batches = Array.from({ length: 8 }, (_, n) => {
+      // Each batch takes 40 of the 60 ids, in its own order.
+      const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
+      return ids.map((external_id) => ({ external_id, origin: `batch-${n}`, name: `N ${n}` }));
+    });
+    const answers = await Promise.all(batches.map((items) => batch(items)));
+    for (const a of answers) assert.equal(a.status, 200, a.text);
+    const { rows } = await server.db.query<{ external_id: string; n: number }>(
+      `SELECT external_id, count(*)::int AS n FROM contacts
+        WHERE workspace_id = $1 AND external_id = ANY($2::text[]) GROUP BY external_id`,
+      [w.id, pool],
+    );
+    const touched = new Set(batches.flat().map((i) => i.external_id));
+    assert.equal(rows.length, touched.size);
+    assert.ok(rows.every((r) => r.n === 1));
+    // Every id was created exactly once, by exactly one batch.
+    const created = answers.flatMap((a) => a.json.data.filter((r: any) => r.result === 'created'));
+    assert.equal(created.length, touched.size);
+    const events = await allEventsAfter(start);
+    const createdEvents = events.filter((e) => e.type === 'contact.created');
+    assert.equal(createdEvents.length, touched.size);
+    // The stored contact is the last batch's values for it, as the feed's last event says.
+    const last = new Map<string, any>();
+    for (const e of events) last.set(e.resource_id, e.data);
+    for (const a of answers)
+      for (const r of a.json.data) {
+        const stored = await server.request('GET', `/v2/contacts/${r.contact.id}`, { key: w.key });
+        assert.deepEqual(stored.json.data, last.get(r.contact.id));
+      }
+  });
+});
+
+async function allEventsAfter(position: string): Promise<{ type: string; resource_id: string; data: any }[]> {
+  const out: { type: string; resource_id: string; data: any }[] = [];
+  let path = `/v2/events?after=${position}&limit=100`;
+  for (;;) {
+    const res = await server.request('GET', path, { key: w.key });
+    assert.equal(res.status, 200);
+    out.push(...res.json.data);
+    if (!res.json.page.has_more) return out;
+    path = `/v2/events?cursor=${encodeURIComponent(res.json.page.next_cursor)}&limit=100`;
+  }
+}
