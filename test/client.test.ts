@@ -283,6 +283,24 @@ describe('retries', () => {
     assert.equal(await contactCount(body.email), 1);
   });
 
+  test('with the default options, the longest Retry-After the service sends (60 s) is waited out, not thrown', async () => {
+    const { fetch, attempts } = recordingFetch(async (_request, n) =>
+      n === 1 ? errorResponse(429, 'rate_limit_error', 'rate_limit_exceeded', { 'retry-after': '60' }) : undefined,
+    );
+    const api = client({ fetch });
+    // Waiting a minute in a test is too long: the call is aborted after 1.5 s. A client that does
+    // not wait would have thrown the 429 at once; one that waits is still waiting, and aborting
+    // interrupts its wait.
+    const abort = AbortSignal.timeout(1_500);
+    const started = performance.now();
+    await assert.rejects(api.v2.GET('/v2/contacts', { signal: abort }), (error: unknown) => {
+      assert.ok(!(error instanceof WorkspaceApiError), String(error));
+      return true;
+    });
+    assert.ok(performance.now() - started >= 1_400, 'it was waiting when aborted');
+    assert.equal(attempts.length, 1);
+  });
+
   test('a real rate limit whose Retry-After exceeds maxRetryDelay is thrown at once, with retryAfter', async () => {
     const limited = await ws.newKey(['contacts:read', 'contacts:write'], { rateLimitPerMinute: 1 });
     const { fetch, attempts } = recordingFetch();

@@ -17,10 +17,10 @@ import {
   type ContactCreate,
   type WorkspaceApiClient,
 } from '../clients/typescript/src/index.js';
-import { run, type SyncState } from '../examples/sync-contacts/sync.js';
+import { applyEvent, run, type SyncState } from '../examples/sync-contacts/sync.js';
 import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, sleep, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { contactBody, idem, sleep, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
 
 const SYNC = fileURLToPath(new URL('../examples/sync-contacts/sync.ts', import.meta.url));
 
@@ -217,4 +217,20 @@ test('a copy whose position retention has passed gets 410 events_expired and is 
   assert.deepEqual(after!.contacts, expected);
   assert.equal(after!.seen, null);
   assert.equal(after!.phase, 'follow');
+});
+
+test('an earlier event of a contact deleted since carries its tombstone: the copy stores nothing of it', async () => {
+  const created = await server.request('POST', '/v2/contacts', { key: ws.key, body: contactBody(), idem: idem() });
+  const id: string = created.json.data.id;
+  await ownerCommands.deleteContact(server.owner, { contactId: id });
+  const feed = await server.request('GET', `/v2/events?resource_id=${id}`, { key: ws.key });
+  const [creation, deletion] = feed.json.data;
+  assert.equal(creation.type, 'contact.created');
+  assert.deepEqual(Object.keys(creation.data).sort(), ['external_id', 'id']);
+  // A follower that reads the page with the creation before the one with the deletion.
+  const copy: SyncState['contacts'] = {};
+  assert.equal(applyEvent(copy, creation), false);
+  assert.deepEqual(copy, {});
+  assert.equal(deletion.type, 'contact.deleted');
+  assert.equal(applyEvent(copy, deletion), false);
 });

@@ -186,7 +186,7 @@ function upsert(contacts: Record<string, Contact>, contact: Contact): boolean {
 }
 
 /** Applies one contact event to the copy; true when it changed something. */
-function applyEvent(contacts: Record<string, Contact>, event: WorkspaceEvent): boolean {
+export function applyEvent(contacts: Record<string, Contact>, event: WorkspaceEvent): boolean {
   if (event.resource_type !== 'contact') return false;
   if (event.type === 'contact.deleted') {
     // Deletions are final (ids are never reused), so a replayed one is harmless too.
@@ -194,7 +194,10 @@ function applyEvent(contacts: Record<string, Contact>, event: WorkspaceEvent): b
     delete contacts[event.resource_id];
     return true;
   }
-  // contact.created and contact.updated carry the contact as GET returns it.
+  // contact.created and contact.updated carry the contact as GET returns it — unless the contact
+  // was deleted since: its earlier events then carry only its tombstone ({id, external_id}), and
+  // its contact.deleted comes later in the feed. Such an event has nothing to store.
+  if (!('updated_at' in event.data)) return false;
   if (event.type === 'contact.created' || event.type === 'contact.updated') {
     return upsert(contacts, event.data as unknown as Contact);
   }

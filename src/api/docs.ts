@@ -36,6 +36,8 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
       tryItOutEnabled: false,
     },
     staticCSP: true,
+    // The browser tab and bookmarks name the product and both versions, not the viewer.
+    theme: { title: 'Workspace Public API reference: v1 and v2' },
   });
   // Any other path or method under /docs names no page: 404 for everyone, key or not (the page
   // and its files are public, so what is not among them is simply absent, not forbidden).

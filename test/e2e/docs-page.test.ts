@@ -50,6 +50,7 @@ test('/docs renders every operation of v2, switches to v1, and is saved as a scr
       `${path} rendered (got ${v2Operations.join(', ')})`,
     );
   }
+  assert.equal(await page.title(), 'Workspace Public API reference: v1 and v2');
   assert.match(await page.locator('.info .title').innerText(), /Workspace Public API/);
   assert.match(await page.locator('.info').innerText(), /Idempotency/);
   await page.screenshot({ path: new URL('docs-v2.png', RESULTS).pathname, fullPage: false });

@@ -38,6 +38,7 @@ export const REQUIRED_SCOPE: Record<string, Scope> = {
   createContact: 'contacts:write',
   updateContact: 'contacts:write',
   upsertContactByExternalId: 'contacts:write',
+  batchUpsertContacts: 'contacts:write',
   listAppointments: 'appointments:read',
   getAppointment: 'appointments:read',
   getWorkspace: 'workspace:read',
@@ -244,6 +245,12 @@ export function validValue(schema: any, name: string): unknown {
   }
   if (types.includes('integer') || types.includes('number')) return schema.minimum ?? 1;
   if (types.includes('boolean')) return true;
+  if (types.includes('array')) {
+    return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => validValue(schema.items, name));
+  }
+  if (types.includes('object')) {
+    return Object.fromEntries(Object.entries<any>(schema.properties ?? {}).map(([k, v]) => [k, validValue(v, k)]));
+  }
   return null;
 }
 
@@ -255,6 +262,35 @@ export function validBody(op: Operation): Record<string, unknown> {
   assert.deepEqual(schemaProblems(op.body, body), [], `${op.label}: the generated valid body is not valid`);
   return body;
 }
+
+/**
+ * Where a write's resource properties live: the body itself, or each item of a batch body
+ * (`{"items": [...]}`). The checks below put what they send there, so a batch operation is tested
+ * for what its items take, not only for its envelope.
+ */
+const isBatch = (op: Operation): boolean => op.body?.properties?.items?.type === 'array';
+
+/** The schema of the object a write's resource properties are sent in. */
+export const resourceBodySchema = (op: Operation): any => (isBatch(op) ? op.body.properties.items.items : op.body);
+
+/** A valid body of the write with `properties` set on its resource (the first item of a batch). */
+export function withProperties(op: Operation, properties: Record<string, unknown>): Record<string, unknown> {
+  const body = validBody(op);
+  if (!isBatch(op)) return { ...body, ...properties };
+  const [first, ...rest] = body.items as Record<string, unknown>[];
+  return { ...body, items: [{ ...first, ...properties }, ...rest] };
+}
+
+/** How a 422 names a property of the resource sent: `name`, or `items/0/name` in a batch. */
+export const propertyField = (op: Operation, name: string): string | null =>
+  isBatch(op) ? `items/0/${name}` : name === '' ? null : name;
+
+/** The schema of the resource a write answers with (the contact of each result of a batch). */
+export const writtenSchema = (op: Operation, success: any): any =>
+  isBatch(op) ? success.properties.data.items.properties.contact : success.properties.data;
+
+/** The resource a write answered with (the first of a batch). */
+export const writtenOf = (op: Operation, json: any): any => (isBatch(op) ? json.data[0].contact : json.data);
 
 // ------------------------------------------------------------------------------------------ fixtures
 

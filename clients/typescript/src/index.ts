@@ -58,6 +58,8 @@ export type EventsHead = Schemas['EventsHead'];
 export type EventsQuery = NonNullable<V2Paths['/v2/events']['get']['parameters']['query']>;
 export type ContactCreate = Schemas['ContactCreate'];
 export type ContactUpdate = Schemas['ContactUpdate'];
+export type ContactBatchItem = Schemas['ContactBatchItem'];
+export type ContactBatchResult = Schemas['ContactBatchResult'];
 /** The `error` object of every error response. */
 export type ErrorBody = Schemas['Error']['error'];
 
@@ -102,6 +104,12 @@ export class WorkspaceApiError extends Error {
     this.details = error?.details;
     this.retryAfter = retryAfterSeconds(response);
   }
+
+  /** `WorkspaceApiError: 404 resource_not_found: No such contact. (request req_…)`: what a log line needs. */
+  override toString(): string {
+    const request = this.requestId ? ` (request ${this.requestId})` : '';
+    return `${this.name}: ${this.status} ${this.code}: ${this.message}${request}`;
+  }
 }
 
 function errorBodyOf(body: unknown): ErrorBody | undefined {
@@ -122,6 +130,61 @@ export async function unwrap<T>(call: Promise<CallResult<T>> | CallResult<T>): P
   return data as T;
 }
 
+/** What an answer says besides its body. */
+export interface ResponseMeta {
+  /** HTTP status: 200 or 201 tells an upsert that updated from one that created */
+  status: number;
+  /** X-Request-Id: quote it when asking for support */
+  requestId: string | undefined;
+  /** true when a write's Idempotency-Key had already been used with this request: the stored answer */
+  replayed: boolean;
+  /** the Idempotency-Key the write was sent with (the client makes one when the call has none) */
+  idempotencyKey: string | undefined;
+  /** Location of a created contact */
+  location: string | undefined;
+  /** the key's quota as this answer counted it */
+  rateLimit: { limit: number | undefined; remaining: number | undefined; reset: string | undefined };
+}
+
+export interface ApiResult<T> extends ResponseMeta {
+  data: T;
+}
+
+/**
+ * Like unwrap(), with what the headers say beside the body: status, Idempotent-Replayed, the
+ * request id and the rate limit.
+ *
+ *   const { data, status, replayed, requestId } = await withMeta(api.v2.PUT('/v2/contacts/external/{external_id}', …));
+ */
+export async function withMeta<T>(call: Promise<CallResult<T>> | CallResult<T>): Promise<ApiResult<T>> {
+  const result = await call;
+  const body = await unwrap(result);
+  return { ...metaOf(result.response), data: body };
+}
+
+function metaOf(response: Response): ResponseMeta {
+  const h = response.headers;
+  const int = (name: string) => {
+    const value = h.get(name);
+    return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+  return {
+    status: response.status,
+    requestId: h.get('x-request-id') ?? undefined,
+    replayed: h.get('idempotent-replayed') === 'true',
+    idempotencyKey: sentIdempotencyKeys.get(response) ?? undefined,
+    location: h.get('location') ?? undefined,
+    rateLimit: {
+      limit: int('ratelimit-limit'),
+      remaining: int('ratelimit-remaining'),
+      reset: h.get('ratelimit-reset') ?? undefined,
+    },
+  };
+}
+
+/** The Idempotency-Key each write's answer was obtained with (answers carry no such header). */
+const sentIdempotencyKeys = new WeakMap<Response, string>();
+
 // ----------------------------------------------------------------------------------------- client
 
 export interface WorkspaceApiClientOptions {
@@ -135,7 +198,10 @@ export interface WorkspaceApiClientOptions {
   maxRetries?: number;
   /** first backoff in ms when the answer has no Retry-After (network errors); doubled each time (default 500) */
   retryDelay?: number;
-  /** longest wait in ms before a retry (default 30 000); a Retry-After beyond it is not waited for */
+  /**
+   * longest wait in ms before a retry (default 120 000): any Retry-After the service sends is
+   * waited out by default (a key's 429 asks for 60 s at most); one beyond it is returned instead
+   */
   maxRetryDelay?: number;
 }
 
@@ -146,11 +212,14 @@ export interface WorkspaceApiClient {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/** Well above the longest Retry-After the service sends (60 s, a key of one request per minute). */
+export const DEFAULT_MAX_RETRY_DELAY_MS = 120_000;
+
 export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): WorkspaceApiClient {
   const policy: RetryPolicy = {
     maxRetries: options.maxRetries ?? 3,
     retryDelay: options.retryDelay ?? 500,
-    maxRetryDelay: options.maxRetryDelay ?? 30_000,
+    maxRetryDelay: options.maxRetryDelay ?? DEFAULT_MAX_RETRY_DELAY_MS,
   };
   const fetch = retrying(options.fetch ?? ((request: Request) => globalThis.fetch(request)), policy);
   const headers: Middleware = {
@@ -209,6 +278,8 @@ function retrying(
         if (request.signal.aborted) throw error;
         failure = error;
       }
+      const key = request.headers.get('idempotency-key');
+      if (response && key !== null) sentIdempotencyKeys.set(response, key);
       if (response && !(await isRetryable(response))) return response;
       const wait = response ? waitFor(response, attempt, policy) : backoff(attempt, policy);
       if (attempt >= policy.maxRetries || wait === undefined) {
@@ -295,6 +366,81 @@ export async function* paginate<T>(
   call: (cursor: string | undefined) => Promise<CallResult<Page<T>>>,
 ): AsyncGenerator<T, void, undefined> {
   for await (const page of pages(call)) yield* page.data;
+}
+
+// ----------------------------------------------------------------------------------- batch upsert
+
+/** Contacts per POST /v2/contacts/batch/upsert: the service's bound. */
+export const BATCH_MAX_ITEMS = 100;
+
+/**
+ * A batch upsert that stopped at one of its requests. Each request is all or nothing, the calls
+ * are not: the contacts of the requests before it are written (`written`, in input order).
+ */
+export class BatchUpsertError extends Error {
+  override readonly name = 'BatchUpsertError';
+  /** index in the caller's array of the first item of the request that failed */
+  readonly offset: number;
+  /** the results of the requests that succeeded, in input order (items 0 to offset − 1) */
+  readonly written: ContactBatchResult[];
+  /** the error of the failed request (its details.items indexes are within that request) */
+  override readonly cause: WorkspaceApiError;
+  /** the bad items of a 422, as indexes in the caller's array */
+  readonly badItems: number[];
+
+  constructor(cause: WorkspaceApiError, offset: number, written: ContactBatchResult[]) {
+    super(`items ${offset} to ${offset + BATCH_MAX_ITEMS - 1}: ${cause.toString()}`);
+    this.cause = cause;
+    this.offset = offset;
+    this.written = written;
+    const items = (cause.details?.items ?? []) as { index: number }[];
+    this.badItems = items.map((i) => offset + i.index);
+  }
+}
+
+/**
+ * Creates or updates any number of contacts by external id, 100 per request, in input order, and
+ * returns what happened to each (created, updated, unchanged) with the contact, in input order.
+ *
+ * An external_id given twice is refused before anything is sent (within one request the service
+ * refuses it too; across requests the second would silently win). Each request carries its own
+ * Idempotency-Key: `${idempotencyKey}:${n}` for the n-th request when one is given (so a rerun of
+ * the same import with the same key replays what was written and continues), otherwise a new one.
+ * A request is one request against the key's rate limit; 429s are waited out by the client's
+ * retries.
+ */
+export async function batchUpsertContacts(
+  v2: V2Client,
+  items: readonly ContactBatchItem[],
+  options: { idempotencyKey?: string; signal?: AbortSignal } = {},
+): Promise<ContactBatchResult[]> {
+  const seen = new Map<string, number>();
+  items.forEach((item, index) => {
+    const first = seen.get(item.external_id);
+    if (first !== undefined) {
+      throw new RangeError(`items[${index}] repeats the external_id of items[${first}]: ${item.external_id}`);
+    }
+    seen.set(item.external_id, index);
+  });
+  const results: ContactBatchResult[] = [];
+  for (let offset = 0; offset < items.length; offset += BATCH_MAX_ITEMS) {
+    const key =
+      options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${offset / BATCH_MAX_ITEMS}`;
+    try {
+      const data = await unwrap(
+        v2.POST('/v2/contacts/batch/upsert', {
+          body: { items: items.slice(offset, offset + BATCH_MAX_ITEMS) },
+          ...(key === undefined ? {} : { params: { header: { 'Idempotency-Key': key } } }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      );
+      results.push(...data.data);
+    } catch (error) {
+      if (error instanceof WorkspaceApiError) throw new BatchUpsertError(error, offset, results);
+      throw error;
+    }
+  }
+  return results;
 }
 
 // ------------------------------------------------------------------------------------ events feed
