@@ -145,7 +145,7 @@ class RetryPolicy:
     retry_network_errors: bool = True
 
     def backoff(self, retry: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_base * (2**retry))
+        ceiling = min(self.backoff_max, self.backoff_base * (2.0**retry))
         return ceiling / 2 + random.random() * (ceiling / 2)
 
 
