@@ -66,6 +66,15 @@ CREATE TABLE IF NOT EXISTS seen (      -- during a resynchronization: ids the li
 Log = Callable[[str], None]
 
 
+class Stopped(Exception):
+    """Raised between two pages once a stop was asked for: the last page is committed."""
+
+
+def _check(stop: Optional[threading.Event]) -> None:
+    if stop is not None and stop.is_set():
+        raise Stopped
+
+
 class Mirror:
     """The local copy and its checkpoint, in one SQLite file (one process per file)."""
 
@@ -147,8 +156,16 @@ class _Transaction:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-def sync_once(v2: V2Api, mirror: Mirror, *, page_size: int = 100, log: Log = lambda line: None) -> None:
-    """Brings the copy up to date with the current end of the feed."""
+def sync_once(
+    v2: V2Api,
+    mirror: Mirror,
+    *,
+    page_size: int = 100,
+    log: Log = lambda line: None,
+    stop: Optional[threading.Event] = None,
+) -> None:
+    """Brings the copy up to date with the current end of the feed. Raises :class:`Stopped`
+    after the page in hand is committed once ``stop`` is set."""
     if mirror.phase == "head":
         # 1. The position first: every change from now on is in the feed after it.
         position = v2.get_events_head().data["position"]
@@ -161,7 +178,7 @@ def sync_once(v2: V2Api, mirror: Mirror, *, page_size: int = 100, log: Log = lam
     if mirror.phase == "list":
         # 2. Every contact, page by page; a restart resumes at the stored cursor.
         try:
-            _walk_contacts(v2, mirror, page_size, log)
+            _walk_contacts(v2, mirror, page_size, log, stop)
         except BadRequestError as error:
             # A stored cursor the server no longer accepts (its cursor secret changed): walk again.
             if error.code != "invalid_cursor" or mirror.get("list_cursor") is None:
@@ -170,7 +187,7 @@ def sync_once(v2: V2Api, mirror: Mirror, *, page_size: int = 100, log: Log = lam
             with mirror.transaction():
                 mirror.set("list_cursor", None)
                 mirror.db.execute("DELETE FROM seen")
-            _walk_contacts(v2, mirror, page_size, log)
+            _walk_contacts(v2, mirror, page_size, log, stop)
         with mirror.transaction():
             if mirror.get("resync") == "1":
                 dropped = mirror.db.execute("DELETE FROM contacts WHERE id NOT IN (SELECT id FROM seen)").rowcount
@@ -188,6 +205,7 @@ def sync_once(v2: V2Api, mirror: Mirror, *, page_size: int = 100, log: Log = lam
                 mirror.set("position", page.last_event_id)
             if page.events:
                 log(f"follow: {len(page.events)} events, {applied} applied")
+            _check(stop)
     except EventsExpiredError:
         # Events after our position were purged (deletions among them): walk the whole list
         # again and drop what it does not return.
@@ -197,10 +215,10 @@ def sync_once(v2: V2Api, mirror: Mirror, *, page_size: int = 100, log: Log = lam
             mirror.set("position", None)
             mirror.set("resync", "1")
             mirror.db.execute("DELETE FROM seen")
-        sync_once(v2, mirror, page_size=page_size, log=log)
+        sync_once(v2, mirror, page_size=page_size, log=log, stop=stop)
 
 
-def _walk_contacts(v2: V2Api, mirror: Mirror, page_size: int, log: Log) -> None:
+def _walk_contacts(v2: V2Api, mirror: Mirror, page_size: int, log: Log, stop: Optional[threading.Event]) -> None:
     for response in pages(v2.list_contacts, limit=page_size, cursor=mirror.get("list_cursor")):
         page = response.data
         with mirror.transaction():
@@ -209,6 +227,7 @@ def _walk_contacts(v2: V2Api, mirror: Mirror, page_size: int, log: Log) -> None:
                 mirror.db.executemany("INSERT OR IGNORE INTO seen (id) VALUES (?)", [(c["id"],) for c in page])
             mirror.set("list_cursor", page.next_cursor)
         log(f"list: {len(page)} contacts, {stored} stored")
+        _check(stop)
 
 
 def run(
@@ -228,7 +247,7 @@ def run(
     stop = stop or threading.Event()
     try:
         while True:
-            sync_once(client.v2, mirror, page_size=page_size, log=log)
+            sync_once(client.v2, mirror, page_size=page_size, log=log, stop=stop)
             if not watch or stop.wait(interval):
                 return
     finally:
@@ -274,7 +293,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
             stop=stop,
             log=log,
         )
-    except KeyboardInterrupt:
+    except (Stopped, KeyboardInterrupt):
         log("stopped")
         return 0
     except ApiError as error:

@@ -3,14 +3,17 @@ upserts; owner deletions), a second sync — and the copy equals the server's co
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import signal
 import pathlib
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import uuid
 from types import ModuleType
@@ -63,7 +66,7 @@ class SyncExampleTest(unittest.TestCase):
         return done.stdout.decode()
 
     def copy(self) -> Dict[str, Any]:
-        with sqlite3.connect(self.db) as db:
+        with contextlib.closing(sqlite3.connect(self.db)) as db:
             return {row[0]: json.loads(row[1]) for row in db.execute("SELECT id, data FROM contacts")}
 
     def server_contacts(self) -> Dict[str, Any]:
@@ -98,6 +101,37 @@ class SyncExampleTest(unittest.TestCase):
         # Nothing new: a third run changes nothing.
         self.run_example("--once")
         self.assertEqual(self.copy(), copy)
+
+    def test_watch_follows_changes_and_stops_on_sigterm(self) -> None:
+        process = subprocess.Popen(
+            [sys.executable, str(EXAMPLE), "--base-url", self.server.base_url, "--db", self.db, "--watch",
+             "--interval", "0.2"],
+            env={**os.environ, "WORKSPACE_API_KEY": self.reader.key},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            created = None
+            while time.monotonic() < deadline:
+                copy = self.copy() if os.path.exists(self.db) else {}
+                if created is None and copy:
+                    created = self.writer.v2.create_contact({"name": "Watched", "phone": "+5511933332222"}).data
+                if created is not None and created["id"] in copy:
+                    break
+                time.sleep(0.2)
+            self.assertIsNotNone(created)
+            assert created is not None
+            self.assertIn(created["id"], self.copy(), "--watch applied a change made after its first sync")
+            process.send_signal(signal.SIGTERM)
+            stdout, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        self.assertEqual(process.returncode, 0, stderr.decode())
+        self.assertIn("stopped", stdout.decode())
+        self.assertEqual(self.copy(), self.server_contacts())
 
     def test_an_interrupted_list_walk_resumes_at_its_cursor(self) -> None:
         sync = load_example()
