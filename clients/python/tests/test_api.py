@@ -163,7 +163,9 @@ class PaginationTest(ApiTestCase):
     def test_every_list_has_an_iterator(self) -> None:
         v1, v2 = self.client.v1, self.client.v2
         self.assertEqual(len(list(v1.iter_appointments(limit=2))), 5)
-        self.assertEqual(len(list(v2.iter_appointments(limit=2))), 5)
+        appointments = list(v2.iter_appointments(limit=2))
+        self.assertEqual(len(appointments), 5)
+        self.assertEqual(v2.get_appointment(appointments[0]["id"]).data, appointments[0])
         self.assertEqual(len(list(v2.iter_pipeline_stages(limit=3))), 10)
         self.assertEqual(len(list(v2.iter_catalog_items(limit=2))), 5)
         self.assertEqual(len(list(v2.iter_conversations(limit=2))), 3)
@@ -359,9 +361,11 @@ class RateLimitTest(ApiTestCase):
         retries: List[RetryEvent] = []
         client = self.make_client(limited, on_retry=retries.append)
         started = time.monotonic()
-        for _ in range(21):
+        for _ in range(30):  # the burst, then one more: the first that meets the limit
             response = client.v2.get_workspace()
             self.assertEqual(response.status, 200)
+            if retries:
+                break
         elapsed = time.monotonic() - started
         self.assertEqual(response.rate_limit.limit, 20)
         self.assertEqual(len(retries), 1)
@@ -376,13 +380,13 @@ class RateLimitTest(ApiTestCase):
         self.assertEqual(response.attempts, 2)
 
         # A Retry-After beyond the cap is not waited for: raised at once, with retry_after.
-        impatient = self.make_client(limited, retry=RetryPolicy(max_retry_after=1))
+        impatient = self.make_client(limited, retry=RetryPolicy(max_retry_after=0.5))
         started = time.monotonic()
         with self.assertRaises(RateLimitError) as caught:
             impatient.v2.get_workspace()
-        self.assertLess(time.monotonic() - started, 2)
+        self.assertLess(time.monotonic() - started, 1)
         self.assertEqual(caught.exception.code, "rate_limit_exceeded")
-        self.assertGreater(caught.exception.retry_after or 0, 1)
+        self.assertGreaterEqual(caught.exception.retry_after or 0, 1)
 
     def test_default_cap_is_well_above_a_minute(self) -> None:
         self.assertGreaterEqual(RetryPolicy().max_retry_after, 120)
