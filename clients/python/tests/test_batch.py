@@ -1,0 +1,90 @@
+"""Batch upsert: POST /v2/contacts/batch/upsert, 1–100 items a request, chunked by the client.
+
+The endpoint is being added to the server; these tests are written to its description:
+200 ``{"data": [{"result": "created"|"updated"|"unchanged", "contact": Contact}]}`` in input
+order, 422 with ``error.details.items`` (each bad item's ``index`` and problems) when any item is
+invalid.
+"""
+
+from __future__ import annotations
+
+import unittest
+import uuid
+from typing import ClassVar, List
+
+from support import Key, Server
+from workspace_api import BatchUpsertItem, ValidationError, WorkspaceApiClient
+
+
+class BatchUpsertTest(unittest.TestCase):
+    server: ClassVar[Server]
+    key: ClassVar[Key]
+    client: ClassVar[WorkspaceApiClient]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server.get()
+        workspace_id = cls.server.create_workspace()
+        cls.key = cls.server.create_key(workspace_id, ["contacts:read", "contacts:write"])
+        cls.client = WorkspaceApiClient(cls.server.base_url, cls.key.key)
+
+    def items(self, count: int) -> List[BatchUpsertItem]:
+        run = uuid.uuid4().hex[:8]
+        return [
+            {"external_id": f"batch/{run}/{n}", "name": f"Batch {n}", "email": f"b{n}.{run}@example.com"}
+            for n in range(count)
+        ]
+
+    def test_250_items_go_in_3_requests_and_come_back_in_order(self) -> None:
+        items = self.items(250)
+        result = self.client.v2.batch_upsert_contacts(items)
+        self.assertEqual(len(result.responses), 3)
+        self.assertEqual([len(r.data) for r in result.responses], [100, 100, 50])
+        keys = [r.idempotency_key for r in result.responses]
+        self.assertEqual(len(set(keys)), 3, "each chunk has its own Idempotency-Key")
+        self.assertTrue(all(r.status == 200 for r in result.responses))
+        self.assertEqual(len(result), 250)
+        self.assertEqual([r["contact"]["external_id"] for r in result], [i["external_id"] for i in items])
+        self.assertEqual(result.count("created"), 250)
+
+        # The server agrees: every contact is there.
+        stored = {c["external_id"]: c for c in self.client.v2.iter_contacts()}
+        self.assertTrue(all(i["external_id"] in stored for i in items))
+
+        # Again, one changed: updated, the others unchanged.
+        items[120] = {**items[120], "status": "meeting"}
+        again = self.client.v2.batch_upsert_contacts(items)
+        self.assertEqual(again.count("unchanged"), 249)
+        self.assertEqual(again.results[120]["result"], "updated")
+        self.assertEqual(again.results[120]["contact"]["status"], "meeting")
+
+    def test_chunk_keys_from_a_run_key_replay(self) -> None:
+        items = self.items(30)
+        run_key = f"run-{uuid.uuid4()}"
+        first = self.client.v2.batch_upsert_contacts(items, chunk_size=10, idempotency_key=run_key)
+        self.assertEqual([r.idempotency_key for r in first.responses], [f"{run_key}:{n}" for n in range(3)])
+        replay = self.client.v2.batch_upsert_contacts(items, chunk_size=10, idempotency_key=run_key)
+        self.assertTrue(all(r.idempotent_replayed for r in replay.responses))
+        self.assertEqual(replay.results, first.results)
+
+    def test_an_invalid_item_is_422_with_its_index(self) -> None:
+        items = self.items(150)
+        items[130] = {**items[130], "email": "not an e-mail"}
+        with self.assertRaises(ValidationError) as caught:
+            self.client.v2.batch_upsert_contacts(items)
+        error = caught.exception
+        self.assertEqual((error.status, error.code), (422, "validation_failed"))
+        self.assertEqual(error.batch_offset, 100)
+        self.assertEqual(len(error.batch_results or []), 100, "the first chunk was written")
+        bad = error.details["items"]
+        self.assertEqual([item["index"] + (error.batch_offset or 0) for item in bad], [130])
+
+    def test_nothing_to_send_sends_nothing(self) -> None:
+        result = self.client.v2.batch_upsert_contacts([])
+        self.assertEqual((result.results, result.responses), ([], []))
+        with self.assertRaises(ValueError):
+            self.client.v2.batch_upsert_contacts(self.items(1), chunk_size=101)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,619 @@
+"""The client: one method per operation of v1 and v2, plus iterators over every list and the feed.
+
+    from workspace_api import WorkspaceApiClient
+
+    client = WorkspaceApiClient("https://api.example.com", api_key)
+    contact = client.v2.create_contact({"name": "Ana Souza", "email": "ana@example.com"}).data
+    for c in client.v2.iter_contacts(updated_after="2026-01-01T00:00:00.000Z"):
+        ...
+
+Every method returns a :class:`~workspace_api.Response` (``.data`` and the headers that matter)
+or raises an :class:`~workspace_api.ApiError`; ``iter_*`` methods yield items across pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+)
+
+from ._http import Page, QueryValue, Response, RetryEvent, RetryPolicy, Transport, path_segment
+from .errors import ApiError
+from .types import (
+    Appointment,
+    AppointmentStatus,
+    Automation,
+    BatchUpsertItem,
+    BatchUpsertItemResult,
+    CatalogItem,
+    Contact,
+    ContactCreate,
+    ContactStatus,
+    ContactUpdate,
+    Conversation,
+    Event,
+    EventsHead,
+    Message,
+    PipelineStage,
+    Workspace,
+)
+
+__all__ = [
+    "WorkspaceApiClient",
+    "V1Api",
+    "V2Api",
+    "EventPage",
+    "BatchUpsertResult",
+    "pages",
+    "iterate",
+    "BATCH_UPSERT_MAX_ITEMS",
+]
+
+T = TypeVar("T")
+
+DateTimeLike = Union[str, datetime, date]
+#: one value or several (sent comma-separated), e.g. ``resource_type=["contact", "appointment"]``
+OneOrMany = Union[str, Sequence[str]]
+
+#: items per ``POST /v2/contacts/batch/upsert`` request, as the server accepts them
+BATCH_UPSERT_MAX_ITEMS = 100
+
+
+# --------------------------------------------------------------------------------- pagination
+
+
+def pages(list_method: Callable[..., Response[Page[T]]], /, **params: Any) -> Iterator[Response[Page[T]]]:
+    """Every page of a list, in order: calls ``list_method(**params, cursor=…)`` following
+    ``page.next_cursor`` while ``page.has_more``. Pass ``cursor=`` (a stored ``next_cursor``) to
+    resume a walk; every later page is asked with the same filters, as cursors require.
+
+        for response in pages(client.v2.list_contacts, limit=100):
+            save(response.data.data, checkpoint=response.data.next_cursor)
+    """
+    cursor = params.pop("cursor", None)
+    while True:
+        response = list_method(**params, cursor=cursor)
+        yield response
+        page = response.data
+        if not page.has_more or page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def iterate(list_method: Callable[..., Response[Page[T]]], /, **params: Any) -> Iterator[T]:
+    """Every item of a list across its pages (see :func:`pages`)."""
+    for response in pages(list_method, **params):
+        yield from response.data.data
+
+
+@dataclass(frozen=True)
+class EventPage:
+    """One page of the events feed, with the position to store once it is processed."""
+
+    events: List[Event]
+    #: id of the last event up to this page (or the ``after`` the walk started from when there
+    #: was none yet): the ``after=`` to come back with once this page is applied
+    last_event_id: Optional[str]
+    response: Response[Page[Event]]
+
+
+@dataclass(frozen=True)
+class BatchUpsertResult:
+    """The combined answer of a batch upsert: one result per item, in input order."""
+
+    results: List[BatchUpsertItemResult] = field(default_factory=list)
+    #: one response per request (chunk of at most 100 items), each with its Idempotency-Key
+    responses: List[Response[List[BatchUpsertItemResult]]] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[BatchUpsertItemResult]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def count(self, result: str) -> int:
+        """How many items ended ``created``, ``updated`` or ``unchanged``."""
+        return sum(1 for item in self.results if item["result"] == result)
+
+
+def _as_page(response: Response[Any], body: Dict[str, Any]) -> Response[Any]:
+    page = body.get("page") or {}
+    return replace(
+        response,
+        data=Page(
+            data=list(body.get("data") or []),
+            limit=int(page.get("limit", 0)),
+            has_more=bool(page.get("has_more", False)),
+            next_cursor=page.get("next_cursor"),
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------ versions
+
+
+class _Version:
+    prefix = ""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def _get(self, path: str, query: Optional[Mapping[str, QueryValue]] = None) -> Response[Any]:
+        response, _ = self._transport.request("GET", self.prefix + path, query=query)
+        return response
+
+    def _list(self, path: str, query: Mapping[str, QueryValue]) -> Response[Any]:
+        response, body = self._transport.request("GET", self.prefix + path, query=query)
+        return _as_page(response, body)
+
+    def _write(self, method: str, path: str, body: Any, idempotency_key: Optional[str]) -> Response[Any]:
+        response, _ = self._transport.request(method, self.prefix + path, body=body, idempotency_key=idempotency_key)
+        return response
+
+    # -------------------------------------------------------------------------------- contacts
+
+    def list_contacts(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[ContactStatus] = None,
+    ) -> Response[Page[Contact]]:
+        """``GET /contacts`` — one page, ordered by ``(updated_at, id)``; ``updated_after`` is exclusive."""
+        return self._list(
+            "/contacts", {"limit": limit, "cursor": cursor, "updated_after": updated_after, "status": status}
+        )
+
+    def iter_contacts(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[ContactStatus] = None,
+    ) -> Iterator[Contact]:
+        """Every contact of ``GET /contacts`` across pages (``cursor``: resume a stored walk)."""
+        return iterate(self.list_contacts, limit=limit, cursor=cursor, updated_after=updated_after, status=status)
+
+    def get_contact(self, id: str) -> Response[Contact]:
+        """``GET /contacts/{id}``."""
+        return self._get(f"/contacts/{path_segment(id)}")
+
+    def create_contact(self, contact: ContactCreate, *, idempotency_key: Optional[str] = None) -> Response[Contact]:
+        """``POST /contacts`` (201, ``location`` set). An ``Idempotency-Key`` is generated when
+        none is given; retries of this call reuse it."""
+        return self._write("POST", "/contacts", contact, idempotency_key)
+
+    def update_contact(
+        self, id: str, changes: ContactUpdate, *, idempotency_key: Optional[str] = None
+    ) -> Response[Contact]:
+        """``PATCH /contacts/{id}``: only the properties given change; ``None`` clears one."""
+        return self._write("PATCH", f"/contacts/{path_segment(id)}", changes, idempotency_key)
+
+    def upsert_contact(
+        self, external_id: str, changes: ContactUpdate, *, idempotency_key: Optional[str] = None
+    ) -> Response[Contact]:
+        """``PUT /contacts/external/{external_id}``: 201 when it created the contact, 200 when it
+        updated it. ``external_id`` is percent-encoded (``/`` included)."""
+        return self._write("PUT", f"/contacts/external/{path_segment(external_id)}", changes, idempotency_key)
+
+    # ---------------------------------------------------------------------------- appointments
+
+    def list_appointments(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[AppointmentStatus] = None,
+        starts_after: Optional[DateTimeLike] = None,
+        starts_before: Optional[DateTimeLike] = None,
+    ) -> Response[Page[Appointment]]:
+        """``GET /appointments``; ``starts_after``/``starts_before`` are inclusive and leave out
+        appointments without a start."""
+        return self._list(
+            "/appointments",
+            {
+                "limit": limit,
+                "cursor": cursor,
+                "updated_after": updated_after,
+                "status": status,
+                "starts_after": starts_after,
+                "starts_before": starts_before,
+            },
+        )
+
+    def iter_appointments(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[AppointmentStatus] = None,
+        starts_after: Optional[DateTimeLike] = None,
+        starts_before: Optional[DateTimeLike] = None,
+    ) -> Iterator[Appointment]:
+        return iterate(
+            self.list_appointments,
+            limit=limit,
+            cursor=cursor,
+            updated_after=updated_after,
+            status=status,
+            starts_after=starts_after,
+            starts_before=starts_before,
+        )
+
+    def get_appointment(self, id: str) -> Response[Appointment]:
+        """``GET /appointments/{id}``."""
+        return self._get(f"/appointments/{path_segment(id)}")
+
+
+class V1Api(_Version):
+    """``/v1``: contacts (list, get, create, update, upsert) and appointments (list, get)."""
+
+    prefix = "/v1"
+
+
+class V2Api(_Version):
+    """``/v2``: everything of v1, plus the workspace, pipeline stages, the catalog, conversations,
+    messages, automations, the events feed and the batch upsert."""
+
+    prefix = "/v2"
+
+    def get_workspace(self) -> Response[Workspace]:
+        """``GET /v2/workspace`` (scope ``workspace:read``)."""
+        return self._get("/workspace")
+
+    # ------------------------------------------------------------------------ pipeline stages
+
+    def list_pipeline_stages(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+    ) -> Response[Page[PipelineStage]]:
+        """``GET /v2/pipeline/stages`` (scope ``contacts:read``)."""
+        return self._list("/pipeline/stages", {"limit": limit, "cursor": cursor, "updated_after": updated_after})
+
+    def iter_pipeline_stages(
+        self, *, limit: int = 100, cursor: Optional[str] = None, updated_after: Optional[DateTimeLike] = None
+    ) -> Iterator[PipelineStage]:
+        return iterate(self.list_pipeline_stages, limit=limit, cursor=cursor, updated_after=updated_after)
+
+    # -------------------------------------------------------------------------------- catalog
+
+    def list_catalog_items(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        kind: Optional[str] = None,
+        active: Optional[bool] = None,
+    ) -> Response[Page[CatalogItem]]:
+        """``GET /v2/catalog/items`` (scope ``catalog:read``); ``kind``: product or service."""
+        return self._list(
+            "/catalog/items",
+            {"limit": limit, "cursor": cursor, "updated_after": updated_after, "kind": kind, "active": active},
+        )
+
+    def iter_catalog_items(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        kind: Optional[str] = None,
+        active: Optional[bool] = None,
+    ) -> Iterator[CatalogItem]:
+        return iterate(
+            self.list_catalog_items, limit=limit, cursor=cursor, updated_after=updated_after, kind=kind, active=active
+        )
+
+    def get_catalog_item(self, id: str) -> Response[CatalogItem]:
+        """``GET /v2/catalog/items/{id}``."""
+        return self._get(f"/catalog/items/{path_segment(id)}")
+
+    # -------------------------------------------------------------------------- conversations
+
+    def list_conversations(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        contact_id: Optional[str] = None,
+        channel: Optional[str] = None,
+        status: Optional[str] = None,
+    ) -> Response[Page[Conversation]]:
+        """``GET /v2/conversations`` (scope ``conversations:read``)."""
+        return self._list(
+            "/conversations",
+            {
+                "limit": limit,
+                "cursor": cursor,
+                "updated_after": updated_after,
+                "contact_id": contact_id,
+                "channel": channel,
+                "status": status,
+            },
+        )
+
+    def iter_conversations(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        contact_id: Optional[str] = None,
+        channel: Optional[str] = None,
+        status: Optional[str] = None,
+    ) -> Iterator[Conversation]:
+        return iterate(
+            self.list_conversations,
+            limit=limit,
+            cursor=cursor,
+            updated_after=updated_after,
+            contact_id=contact_id,
+            channel=channel,
+            status=status,
+        )
+
+    def list_messages(
+        self,
+        contact_id: str,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        created_after: Optional[DateTimeLike] = None,
+        conversation_id: Optional[str] = None,
+    ) -> Response[Page[Message]]:
+        """``GET /v2/conversations/{contact_id}/messages`` (scope ``messages:read``), ordered by
+        ``(created_at, id)``."""
+        return self._list(
+            f"/conversations/{path_segment(contact_id)}/messages",
+            {"limit": limit, "cursor": cursor, "created_after": created_after, "conversation_id": conversation_id},
+        )
+
+    def iter_messages(
+        self,
+        contact_id: str,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        created_after: Optional[DateTimeLike] = None,
+        conversation_id: Optional[str] = None,
+    ) -> Iterator[Message]:
+        def one_page(**params: Any) -> Response[Page[Message]]:
+            return self.list_messages(contact_id, **params)
+
+        return iterate(
+            one_page, limit=limit, cursor=cursor, created_after=created_after, conversation_id=conversation_id
+        )
+
+    # ---------------------------------------------------------------------------- automations
+
+    def list_automations(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[str] = None,
+    ) -> Response[Page[Automation]]:
+        """``GET /v2/automations`` (scope ``automations:read``)."""
+        return self._list(
+            "/automations", {"limit": limit, "cursor": cursor, "updated_after": updated_after, "status": status}
+        )
+
+    def iter_automations(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[str] = None,
+    ) -> Iterator[Automation]:
+        return iterate(self.list_automations, limit=limit, cursor=cursor, updated_after=updated_after, status=status)
+
+    def get_automation(self, id: str) -> Response[Automation]:
+        """``GET /v2/automations/{id}``."""
+        return self._get(f"/automations/{path_segment(id)}")
+
+    # ---------------------------------------------------------------------------------- feed
+
+    def get_events_head(self) -> Response[EventsHead]:
+        """``GET /v2/events/head``: the feed's current end. ``after=`` it returns every change
+        made from now on — step one of a synchronization."""
+        return self._get("/events/head")
+
+    def list_events(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        after: Optional[str] = None,
+        type: Optional[OneOrMany] = None,
+        resource_type: Optional[OneOrMany] = None,
+        resource_id: Optional[str] = None,
+    ) -> Response[Page[Event]]:
+        """``GET /v2/events`` (scope ``events:read``): one page. ``after`` and ``cursor`` are not
+        sent together; ``type`` and ``resource_type`` take one value or several."""
+        if after is not None and cursor is not None:
+            raise ValueError("after and cursor are not sent together: the cursor continues the walk after began")
+        return self._list(
+            "/events",
+            {
+                "limit": limit,
+                "cursor": cursor,
+                "after": after,
+                "type": type,
+                "resource_type": resource_type,
+                "resource_id": resource_id,
+            },
+        )
+
+    def event_pages(
+        self,
+        *,
+        after: Optional[str] = None,
+        cursor: Optional[str] = None,
+        limit: int = 100,
+        type: Optional[OneOrMany] = None,
+        resource_type: Optional[OneOrMany] = None,
+        resource_id: Optional[str] = None,
+    ) -> Iterator[EventPage]:
+        """The feed after ``after`` (from its start without it) up to its current end, one page at
+        a time: the first request carries ``after``, the next ones the page's cursor (with the same
+        filters). Store ``page.last_event_id`` once a page is applied and come back later with it
+        as ``after``. ``cursor`` resumes a walk at a stored ``next_cursor`` instead.
+        Raises :class:`~workspace_api.EventsExpiredError` (410) when the position is older than
+        retention kept: resynchronize."""
+        if after is not None and cursor is not None:
+            raise ValueError("pass after or cursor, not both")
+        filters: Dict[str, Any] = {"limit": limit, "type": type, "resource_type": resource_type, "resource_id": resource_id}
+        last_event_id = after
+        response = self.list_events(after=after, cursor=cursor, **filters)
+        while True:
+            events = response.data.data
+            if events:
+                last_event_id = events[-1]["id"]
+            yield EventPage(events=events, last_event_id=last_event_id, response=response)
+            page = response.data
+            if not page.has_more or page.next_cursor is None:
+                return
+            response = self.list_events(cursor=page.next_cursor, **filters)
+
+    def iter_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        limit: int = 100,
+        type: Optional[OneOrMany] = None,
+        resource_type: Optional[OneOrMany] = None,
+        resource_id: Optional[str] = None,
+    ) -> Iterator[Event]:
+        """Every event after ``after`` up to the feed's current end, in order (see :meth:`event_pages`)."""
+        for page in self.event_pages(
+            after=after, limit=limit, type=type, resource_type=resource_type, resource_id=resource_id
+        ):
+            yield from page.events
+
+    # ---------------------------------------------------------------------------------- batch
+
+    def batch_upsert_contacts(
+        self,
+        items: Iterable[BatchUpsertItem],
+        *,
+        chunk_size: int = BATCH_UPSERT_MAX_ITEMS,
+        idempotency_key: Optional[str] = None,
+    ) -> BatchUpsertResult:
+        """Upserts any number of contacts by ``external_id`` through ``POST /v2/contacts/batch/upsert``,
+        in requests of at most 100 items (``chunk_size``), in order; returns every item's result
+        (``created``, ``updated`` or ``unchanged``, and the contact) in input order.
+
+        Each request has its own ``Idempotency-Key``: a random one, or ``f"{idempotency_key}:{n}"``
+        for the n-th chunk (from 0) when ``idempotency_key`` is given — so a resumed run that sends
+        the same items with the same key replays the chunks already written.
+
+        Chunks are separate requests: when one fails (a 422 lists the bad items in
+        ``details["items"]``, each with its ``index`` within that chunk), the chunks before it stay
+        written. The exception carries ``batch_offset`` (the position in ``items`` of the failed
+        chunk's first item, to add to those indexes) and ``batch_results`` (the results so far).
+        """
+        if not 1 <= chunk_size <= BATCH_UPSERT_MAX_ITEMS:
+            raise ValueError(f"chunk_size must be from 1 to {BATCH_UPSERT_MAX_ITEMS}")
+        all_items = list(items)
+        result = BatchUpsertResult()
+        for number, offset in enumerate(range(0, len(all_items), chunk_size)):
+            chunk = all_items[offset : offset + chunk_size]
+            key = f"{idempotency_key}:{number}" if idempotency_key is not None else None
+            try:
+                response: Response[List[BatchUpsertItemResult]] = self._write(
+                    "POST", "/contacts/batch/upsert", {"items": chunk}, key
+                )
+            except ApiError as error:
+                error.batch_offset = offset
+                error.batch_results = list(result.results)
+                raise
+            result.responses.append(response)
+            result.results.extend(response.data)
+        return result
+
+
+# -------------------------------------------------------------------------------------- client
+
+
+class WorkspaceApiClient:
+    """A client of one service with one workspace API key.
+
+    Args:
+        base_url: origin of the service (``https://api.example.com``); paths carry /v1 and /v2.
+        api_key: a workspace API key (``wsk_…``). It is sent only in the Authorization header and
+            never shown by ``repr``.
+        timeout: seconds each attempt may take (connect and each read).
+        retry: a :class:`RetryPolicy` (default: 5 attempts, ``Retry-After`` up to 120 s).
+        on_retry: called with a :class:`RetryEvent` before each wait (logging, metrics).
+        user_agent: the User-Agent header.
+        opener: a ``urllib.request.OpenerDirector`` (proxies, custom TLS contexts).
+        sleep: what waits between attempts (default ``time.sleep``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 30.0,
+        retry: Optional[RetryPolicy] = None,
+        on_retry: Optional[Callable[[RetryEvent], None]] = None,
+        user_agent: Optional[str] = None,
+        opener: Any = None,
+        sleep: Optional[Callable[[float], None]] = None,
+    ) -> None:
+        kwargs: Dict[str, Any] = {}
+        if sleep is not None:
+            kwargs["sleep"] = sleep
+        self.transport = Transport(
+            base_url,
+            api_key,
+            timeout=timeout,
+            retry=retry,
+            user_agent=user_agent,
+            on_retry=on_retry,
+            opener=opener,
+            **kwargs,
+        )
+        self.v1 = V1Api(self.transport)
+        self.v2 = V2Api(self.transport)
+
+    def __repr__(self) -> str:
+        return f"WorkspaceApiClient(base_url={self.transport.base_url!r})"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[Mapping[str, QueryValue]] = None,
+        body: Any = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Response[Any]:
+        """Any request (``path`` from the origin, e.g. ``/v2/contacts``), with the same headers,
+        retries and errors; ``data`` is the body's ``data`` and ``headers`` everything else."""
+        response, _ = self.transport.request(method, path, query=query, body=body, idempotency_key=idempotency_key)
+        return response
