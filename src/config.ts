@@ -8,7 +8,7 @@ import { parseDuration } from './shared/durations.js';
 export const WEBHOOK_TARGET_POLICIES = ['any', 'public', 'public+loopback'] as const;
 export type WebhookTargetPolicy = (typeof WEBHOOK_TARGET_POLICIES)[number];
 
-/** Standard Webhooks' schedule: after the first attempt, retries about three days long. */
+/** Standard Webhooks' schedule: seven retries after the first attempt, over about 28 hours. */
 const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 
 const EnvSchema = Type.Object({

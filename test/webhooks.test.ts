@@ -3,6 +3,8 @@
 // signature with the `standardwebhooks` package. Short retry schedules keep it fast; the process
 // level (CLI, several workers, kill -9) is test/webhooks-processes.test.ts.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
@@ -361,6 +363,36 @@ describe('webhooks in one server', () => {
     await waitFor('a retry', () => r.deliveries.filter((d) => d.id.startsWith('evt_')).length >= 2);
     assert.equal(target.deliveries.length, 0);
     await ownerCommands.deleteWebhook(server.owner, { id: created.id });
+  });
+
+  test('only the status counts: an endless answer is cut after 64 KiB, not read until the time limit', async () => {
+    const { ws } = await setup();
+    let written = 0;
+    const endless = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = setInterval(() => {
+        if (res.destroyed) return clearInterval(pump);
+        written += chunk.length;
+        res.write(chunk);
+      }, 5);
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const created = await endpoint(ws.id, `http://127.0.0.1:${(endless.address() as AddressInfo).port}/`);
+      await ownerCommands.setWebhookStatus(server.owner, { id: created.id, status: 'disabled' });
+      const result = await ownerCommands.testWebhook(
+        { ...server.owner, webhooks: { timeoutMs: 5_000, targets: 'public+loopback' } },
+        { id: created.id },
+      );
+      assert.equal(result.outcome, 'acked');
+      assert.ok(result.duration_ms < 2_500, `cut after ${result.duration_ms} ms, not at the 5 s limit`);
+      assert.ok(written > 64 * 1024, 'the answer was longer than the cap');
+      await ownerCommands.deleteWebhook(server.owner, { id: created.id });
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 
   test('WEBHOOK_TARGETS=public refuses loopback, by name (at connect time) and by address; nothing reaches it', async () => {
