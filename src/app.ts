@@ -29,6 +29,9 @@ import { v1 } from './api/v1.js';
 import { v2 } from './api/v2.js';
 import { docsRoutes } from './api/docs.js';
 import { eventsRepository } from './modules/events/events.repository.js';
+import { WebhookDelivery } from './modules/webhooks/delivery.js';
+import { WebhookMetrics } from './modules/webhooks/webhook-metrics.js';
+import { webhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import type { Services } from './services.js';
 
 export interface BuiltApp {
@@ -144,11 +147,26 @@ export async function buildApp(
   await app.register(v2, { prefix: '/v2', services });
   await app.register(docsRoutes);
 
-  // Housekeeping: expired idempotency records and events past their retention.
+  // Outbound webhooks: every process that delivers runs the loop; the store shares the work out
+  // (modules/webhooks/delivery.ts). Its series are on /metrics whether this process delivers or not.
+  const webhookMetrics = new WebhookMetrics(services.metrics.registry, db);
+  const delivery = config.webhooks.delivery
+    ? new WebhookDelivery({
+        db,
+        config: config.webhooks,
+        eventIds: services.eventIds,
+        metrics: webhookMetrics,
+        log: app.log.child({ component: 'webhooks' }),
+      })
+    : null;
+  delivery?.start();
+
+  // Housekeeping: expired idempotency records, events past their retention, webhook history.
   const housekeeping = async () => {
     await services.idempotency.purgeExpired();
     await services.rateLimiter.purge();
     await eventsRepository.purgeOlderThan(db, config.eventsRetentionDays);
+    await webhooksRepository.purgeOlderThan(db, config.eventsRetentionDays);
   };
   void housekeeping().catch(() => undefined);
   const purge = setInterval(() => void housekeeping().catch(() => undefined), 10 * 60_000);
@@ -162,7 +180,12 @@ export async function buildApp(
       clearInterval(purge);
       closing = true;
       for (const socket of lingering) socket.destroy();
-      await app.close();
+      // Attempts in flight may finish (their answers are recorded) while requests drain; one that
+      // outlasts the shutdown grace keeps its lease, which expires, and another process sends it.
+      await Promise.all([
+        delivery?.stop(Math.min(config.webhooks.timeoutMs, Math.max(0, config.shutdownGraceMs - 1_000))),
+        app.close(),
+      ]);
       await services.usage.close();
       await services.authenticator.close();
       await services.rateLimiter.close();

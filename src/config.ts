@@ -2,6 +2,14 @@
 // wrong value stops the process with a message naming the variable, before anything listens.
 import { Type, type Static } from 'typebox';
 import { Ajv } from 'ajv';
+import { parseDuration } from './shared/durations.js';
+
+/** Who outbound webhooks may reach (docs/security.md, "Webhook targets"). */
+export const WEBHOOK_TARGET_POLICIES = ['any', 'public', 'public+loopback'] as const;
+export type WebhookTargetPolicy = (typeof WEBHOOK_TARGET_POLICIES)[number];
+
+/** Standard Webhooks' schedule: seven retries after the first attempt, over about 28 hours. */
+const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
@@ -24,6 +32,15 @@ const EnvSchema = Type.Object({
   TRUST_PROXY: Type.Boolean({ default: false }),
   DEMO_ON_FIRST_START: Type.Boolean({ default: true }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000 }),
+  WEBHOOK_DELIVERY: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ minLength: 1, default: DEFAULT_RETRY_SCHEDULE }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
+  WEBHOOK_TARGETS: Type.Union(
+    WEBHOOK_TARGET_POLICIES.map((p) => Type.Literal(p)),
+    { default: 'public+loopback' },
+  ),
+  WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -47,6 +64,26 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly demoOnFirstStart: boolean;
   readonly shutdownGraceMs: number;
+  readonly webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** whether this process delivers (every process can still manage endpoints) */
+  readonly delivery: boolean;
+  /** waits before each retry, in milliseconds: attempts in all = 1 + its length */
+  readonly retryScheduleMs: readonly number[];
+  readonly timeoutMs: number;
+  readonly targets: WebhookTargetPolicy;
+  readonly pollIntervalMs: number;
+  /** attempts in flight at once in one process */
+  readonly concurrency: number;
+}
+
+/** "5s,5m,30m" as milliseconds; null when any part is not a duration. */
+export function parseRetrySchedule(text: string): number[] | null {
+  const parts = text.split(',').map((part) => parseDuration(part));
+  const durations = parts.filter((ms): ms is number => ms !== null);
+  return durations.length === parts.length && parts.length <= 50 ? durations : null;
 }
 
 export class ConfigError extends Error {}
@@ -67,6 +104,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   const env = raw as Env;
+  const retryScheduleMs = parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE);
+  if (!retryScheduleMs) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 5s,5m,30m,2h (at most 50)',
+    );
+  }
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
@@ -85,5 +128,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY,
     demoOnFirstStart: env.DEMO_ON_FIRST_START,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    webhooks: Object.freeze({
+      delivery: env.WEBHOOK_DELIVERY === 'on',
+      retryScheduleMs: Object.freeze(retryScheduleMs),
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      targets: env.WEBHOOK_TARGETS,
+      pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+    }),
   });
 }

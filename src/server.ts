@@ -18,7 +18,11 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openStore(config);
-  const ownerContext: OwnerContext = { db: store.db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute };
+  const ownerContext: OwnerContext = {
+    db: store.db,
+    defaultRateLimitPerMinute: config.defaultRateLimitPerMinute,
+    webhooks: { timeoutMs: config.webhooks.timeoutMs, targets: config.webhooks.targets },
+  };
   // Log lines go to standard output without blocking on it: while one write is in flight the next
   // lines gather, and under load one write carries many of them (a synchronous write was a system
   // call per request). pino writes what is buffered before the process exits.

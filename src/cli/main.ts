@@ -15,7 +15,7 @@ import {
 import { defaultWorkers, serve, WorkersUnsupported } from '../cluster.js';
 import type { SeedAmounts } from '../modules/owner/seed.js';
 import { parseDuration, parseRatePerMinute } from './durations.js';
-import { printKeys, printTable, printUsage } from './output.js';
+import { printAttempts, printKeys, printTable, printUsage, printWebhooks } from './output.js';
 
 const USAGE = `Usage: workspace-api <command> [options]
 
@@ -41,6 +41,17 @@ const USAGE = `Usage: workspace-api <command> [options]
   contacts delete CONTACT_ID              as the product deletes it; the events feed shows it
   appointments delete APPOINTMENT_ID
 
+  webhooks create --workspace ID --url URL --scopes a,b [--events contact.created,…] [--json]
+                                          signed deliveries of the feed's events (docs/webhooks.md);
+                                          prints the signing secret once
+  webhooks list [--workspace ID] [--json] status (and why), backlog, last attempt; never a secret
+  webhooks disable ID | enable ID         pause; resume (pending deliveries are due at once)
+  webhooks delete ID
+  webhooks rotate-secret ID [--grace 24h] [--json]  new secret; the old one also signs for the grace
+  webhooks test ID [--json]               send a test message now and print the outcome
+  webhooks deliveries ID [--limit 50] [--json]  recent attempts: event, outcome, status, duration, error
+  webhooks replay ID --after EVENT_ID     deliver again every event after that one, and resume
+
 The store is PostgreSQL when DATABASE_URL is set, otherwise the embedded store in DATA_DIR (./data).`;
 
 class UsageError extends Error {}
@@ -62,6 +73,10 @@ const OPTIONS = {
   automations: { type: 'string' },
   'internal-marker': { type: 'string' },
   workers: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  after: { type: 'string' },
+  limit: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -113,7 +128,14 @@ async function runOwner<N extends OwnerCommandName>(
     throw err;
   }
   try {
-    return await command({ db: store.db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute }, input);
+    return await command(
+      {
+        db: store.db,
+        defaultRateLimitPerMinute: config.defaultRateLimitPerMinute,
+        webhooks: { timeoutMs: config.webhooks.timeoutMs, targets: config.webhooks.targets },
+      },
+      input,
+    );
   } finally {
     await store.close();
   }
@@ -153,6 +175,8 @@ async function main(argv: string[]): Promise<void> {
       return workspaces(config, sub, arg, o, print);
     case 'keys':
       return keys(config, sub, arg, o, print);
+    case 'webhooks':
+      return webhooks(config, sub, arg, o, print);
     case 'seed': {
       const amounts: Partial<SeedAmounts> = {};
       const flags = {
@@ -322,6 +346,93 @@ async function keys(config: Config, sub: string | undefined, arg: string | undef
     case undefined:
     default:
       throw new UsageError('keys needs one of: create, list, usage, rotate, revoke');
+  }
+}
+
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+async function webhooks(config: Config, sub: string | undefined, arg: string | undefined, o: Options, print: Print) {
+  switch (sub) {
+    case 'create': {
+      const created = await runOwner(config, 'createWebhook', {
+        workspaceId: required(o.workspace, '--workspace'),
+        url: required(o.url, '--url'),
+        scopes: list(required(o.scopes, '--scopes')),
+        ...(o.events !== undefined ? { events: list(o.events) } : {}),
+      });
+      return print(created, () =>
+        process.stdout.write(
+          `created webhook endpoint ${created.id} for workspace ${created.workspace_id}\n` +
+            `url: ${created.url}\nscopes: ${created.scopes.join(', ')}; events: ${created.events?.join(', ') ?? 'all they read'}\n\n` +
+            `  ${created.secret}\n\nThis signing secret is shown only now. Give it to the receiver to verify signatures.\n`,
+        ),
+      );
+    }
+    case 'list': {
+      const endpoints = await runOwner(config, 'listWebhooks', o.workspace ? { workspaceId: o.workspace } : {});
+      return print(endpoints, () => printWebhooks(endpoints));
+    }
+    case 'disable':
+    case 'enable': {
+      const endpoint = await runOwner(config, 'setWebhookStatus', {
+        id: required(arg, 'ID'),
+        status: sub === 'enable' ? 'active' : 'disabled',
+      });
+      return print(endpoint, () => process.stdout.write(`webhook endpoint ${endpoint.id} is ${endpoint.status}\n`));
+    }
+    case 'delete': {
+      const endpoint = await runOwner(config, 'deleteWebhook', { id: required(arg, 'ID') });
+      return print(endpoint, () => process.stdout.write(`deleted webhook endpoint ${endpoint.id}\n`));
+    }
+    case 'rotate-secret': {
+      const graceMs = o.grace === undefined ? 24 * 3_600_000 : duration(o.grace, '--grace');
+      const rotated = await runOwner(config, 'rotateWebhookSecret', { id: required(arg, 'ID'), graceMs });
+      return print(rotated, () =>
+        process.stdout.write(
+          `new signing secret of webhook endpoint ${rotated.id}:\n\n  ${rotated.secret}\n\n` +
+            (rotated.previous_secret_expires_at
+              ? `Deliveries carry a signature by the old secret too until ${rotated.previous_secret_expires_at}.\n`
+              : 'The old secret no longer signs.\n'),
+        ),
+      );
+    }
+    case 'test': {
+      const result = await runOwner(config, 'testWebhook', { id: required(arg, 'ID') });
+      // A test that was not acknowledged fails the command, so a script can tell.
+      if (result.outcome !== 'acked') process.exitCode = 1;
+      return print(result, () =>
+        process.stdout.write(
+          `test message ${result.message_id}: ${result.outcome}` +
+            `${result.status !== null ? ` (HTTP ${result.status})` : ''} in ${result.duration_ms} ms` +
+            `${result.error ? `: ${result.error}` : ''}\n`,
+        ),
+      );
+    }
+    case 'deliveries': {
+      const limit = o.limit === undefined ? 50 : count(o.limit, '--limit');
+      const history = await runOwner(config, 'webhookDeliveries', { id: required(arg, 'ID'), limit });
+      return print(history, () => printAttempts(history.endpoint, history.attempts));
+    }
+    case 'replay': {
+      const replay = await runOwner(config, 'replayWebhook', {
+        id: required(arg, 'ID'),
+        after: required(o.after, '--after'),
+      });
+      return print(replay, () =>
+        process.stdout.write(
+          `webhook endpoint ${replay.endpoint.id} is ${replay.endpoint.status}; every event after ${replay.replayed_after} is delivered again\n`,
+        ),
+      );
+    }
+    case undefined:
+    default:
+      throw new UsageError(
+        'webhooks needs one of: create, list, disable, enable, delete, rotate-secret, test, deliveries, replay',
+      );
   }
 }
 

@@ -1,6 +1,7 @@
 // Readable tables for the owner's terminal (the same data is available as JSON with --json).
 import type { ApiKeyRow, UsageRow } from '../modules/api-keys/api-keys.repository.js';
 import type { KeyWithUsage } from '../modules/owner/owner.service.js';
+import type { AttemptRow, EndpointRow, EndpointWithBacklog } from '../modules/webhooks/webhooks.repository.js';
 
 export function printTable(rows: readonly object[], columns: string[]): void {
   const cells = rows.map((r) => columns.map((c) => format((r as Record<string, unknown>)[c])));
@@ -58,4 +59,28 @@ export function printUsage(key: ApiKeyRow, usage: UsageRow[]): void {
     `key ${key.id} (${key.name}), last used ${key.last_used_at ?? 'never'}; ${total} requests, errors ${rate}\n`,
   );
   printTable(usage, ['day', 'operation', 'requests', 'client_errors', 'server_errors', 'rate_limited']);
+}
+
+export function printWebhooks(endpoints: EndpointWithBacklog[]): void {
+  printTable(
+    endpoints.map((e) => ({
+      ...e,
+      events: e.events ?? 'all',
+      secret: e.secret_hint,
+      why: e.status_reason,
+      last_attempt: e.last_attempt_at ? `${e.last_outcome ?? ''} ${e.last_attempt_at}` : 'never',
+    })),
+    ['id', 'workspace_id', 'url', 'status', 'why', 'scopes', 'events', 'secret', 'pending', 'last_attempt'],
+  );
+}
+
+export function printAttempts(endpoint: EndpointRow, attempts: AttemptRow[]): void {
+  process.stdout.write(
+    `webhook endpoint ${endpoint.id} (${endpoint.url}) is ${endpoint.status}` +
+      `${endpoint.status_reason ? `: ${endpoint.status_reason}` : ''}; latest attempts first\n`,
+  );
+  printTable(
+    attempts.map((a) => ({ ...a, event: a.message_id, type: a.event_type, duration: `${a.duration_ms} ms` })),
+    ['attempted_at', 'event', 'type', 'outcome', 'status', 'duration', 'error'],
+  );
 }

@@ -370,8 +370,8 @@ describe('API8 security misconfiguration: headers, error bodies, methods, CORS a
 
 // ================================================================================================ API7 / API10
 
-describe('API7 server-side request forgery / API10 unsafe consumption of APIs: not applicable', () => {
-  test('the service makes no outbound request of its own: the only network clients in src/ are its configured store, Redis and the owner’s Unix socket', () => {
+describe('API7 server-side request forgery / API10 unsafe consumption of APIs', () => {
+  test('no request field is fetched: the only network clients in src/ are its configured store, Redis, the owner’s Unix socket and the webhook sender, which checks every address it connects to', () => {
     const files: string[] = [];
     const walk = (dir: string) => {
       for (const name of readdirSync(dir)) {
@@ -399,7 +399,16 @@ describe('API7 server-side request forgery / API10 unsafe consumption of APIs: n
       'infra/database.ts pg',
       'infra/rate-limit-store.ts ioredis',
       'modules/owner/owner-channel.ts node:http',
+      'modules/webhooks/http-target.ts node:http',
+      'modules/webhooks/http-target.ts node:https',
+      'modules/webhooks/http-target.ts node:net',
     ]);
+    // Webhook URLs are the workspace owner's (CLI), never an API caller's; every request goes through
+    // the URL check and the lookup that refuses addresses WEBHOOK_TARGETS does not allow
+    // (test/webhooks.test.ts shows both refusing).
+    const sender = readFileSync(join(root, 'modules/webhooks/http-target.ts'), 'utf8');
+    assert.match(sender, /url = checkTargetUrl\(req\.url, req\.targets\)/);
+    assert.match(sender, /lookup: guardedLookup\(req\.targets\)/);
     // The owner channel's client speaks only to a Unix socket derived from DATA_DIR, never a URL.
     const channel = readFileSync(join(root, 'modules/owner/owner-channel.ts'), 'utf8');
     assert.match(channel, /httpRequest\(\s*\{\s*socketPath,/);

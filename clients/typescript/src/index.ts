@@ -11,7 +11,9 @@
 //   - an Idempotency-Key on every write (POST, PUT, PATCH) that does not carry one;
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
-//   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body.
+//   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body;
+//   - verifyWebhook(): checks a webhook delivery's Standard Webhooks signature and returns its event.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths as V1Paths } from './generated/v1.js';
 import type { components as V2Components, paths as V2Paths } from './generated/v2.js';
@@ -507,4 +509,75 @@ export async function readEvents(
     lastEventId = page.lastEventId;
   }
   return lastEventId;
+}
+
+// ---------------------------------------------------------------------------------------- webhooks
+
+/** The body of `webhooks test`: not an event of the feed (its id starts with test_). */
+export interface WebhookTestMessage {
+  id: string;
+  type: 'webhook.test';
+  occurred_at: string;
+  data: { endpoint_id: string; message: string };
+}
+
+/** A delivery that does not carry a valid signature (or is too old or too new to be trusted). */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+}
+
+type HeaderSource = Headers | Record<string, string | string[] | undefined>;
+
+function headerOf(headers: HeaderSource, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const value = record[name] ?? Object.entries(record).find(([k]) => k.toLowerCase() === name)?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Verifies a webhook delivery as Standard Webhooks specifies it, and returns its body parsed: an
+ * event exactly as GET /v2/events lists it (or the test message of `webhooks test`).
+ *
+ * `body` must be the raw bytes received, not JSON re-serialized. `secret` is what `webhooks create`
+ * (or `rotate-secret`) printed, `whsec_…`; several may be given while a receiver moves from one to
+ * the next. The signature must be by one of them, and `webhook-timestamp` within `toleranceSeconds`
+ * (default 300) of now, so a captured delivery cannot be replayed later. `webhook-id` is the event
+ * id: keep the ids processed and skip one seen again (a delivery can arrive twice).
+ *
+ *   const event = verifyWebhook(process.env.WEBHOOK_SECRET!, rawBody, request.headers);
+ */
+export function verifyWebhook(
+  secret: string | readonly string[],
+  body: string | Uint8Array,
+  headers: HeaderSource,
+  options: { toleranceSeconds?: number; now?: Date } = {},
+): WorkspaceEvent | WebhookTestMessage {
+  const id = headerOf(headers, 'webhook-id');
+  const timestamp = headerOf(headers, 'webhook-timestamp');
+  const signatures = headerOf(headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature.');
+  if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not a number of seconds.');
+  const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const tolerance = options.toleranceSeconds ?? 300;
+  if (Math.abs(now - Number(timestamp)) > tolerance) {
+    throw new WebhookVerificationError('webhook-timestamp is too far from now.');
+  }
+  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  const content = `${id}.${timestamp}.${text}`;
+  const secrets: readonly string[] = typeof secret === 'string' ? [secret] : secret;
+  const expected = secrets.map((s) =>
+    createHmac('sha256', Buffer.from(s.startsWith('whsec_') ? s.slice(6) : s, 'base64'))
+      .update(content)
+      .digest(),
+  );
+  const matches = signatures.split(' ').some((entry) => {
+    const [version, value] = entry.split(',', 2);
+    if (version !== 'v1' || !value) return false;
+    const given = Buffer.from(value, 'base64');
+    return expected.some((e) => e.length === given.length && timingSafeEqual(e, given));
+  });
+  if (!matches) throw new WebhookVerificationError('No signature matches the secret.');
+  return JSON.parse(text) as WorkspaceEvent | WebhookTestMessage;
 }

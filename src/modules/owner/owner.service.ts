@@ -2,12 +2,15 @@
 // The public API never reaches this module. Each command is a plain function of the store and a
 // JSON input, so the CLI can run it against the store directly or hand it to a running embedded
 // server (owner-channel.ts), with the same result.
+import { OwnerError } from './owner-error.js';
 import { retryingConflicts, type Database, type Queryable } from '../../infra/database.js';
 import { apiKeysRepository, type ApiKeyRow, type UsageRow } from '../api-keys/api-keys.repository.js';
 import { AUTH_CHANGED_CHANNEL } from '../api-keys/authenticator.js';
 import { issueKey } from '../api-keys/key-format.js';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes.js';
 import { workspacesRepository, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
+import { loadConfig } from '../../config.js';
+import { webhookCommands, type WebhookContext, type WebhookSendSettings } from '../webhooks/webhooks.service.js';
 import {
   DEFAULT_SEED,
   seedAppointments,
@@ -21,12 +24,26 @@ import {
   type SeedAmounts,
 } from './seed.js';
 
-export class OwnerError extends Error {}
+export { OwnerError };
 
 export interface OwnerContext {
   db: Database;
   defaultRateLimitPerMinute: number;
+  /** how `webhooks test` sends from this process; the configuration's defaults when absent */
+  webhooks?: WebhookSendSettings;
 }
+
+const DEFAULT_WEBHOOK_SENDING: WebhookSendSettings = (() => {
+  const { timeoutMs, targets } = loadConfig({}).webhooks;
+  return { timeoutMs, targets };
+})();
+
+const webhookContext = (ctx: OwnerContext): WebhookContext => ({
+  db: ctx.db,
+  webhooks: ctx.webhooks ?? DEFAULT_WEBHOOK_SENDING,
+});
+
+type WebhookInput<N extends keyof typeof webhookCommands> = Parameters<(typeof webhookCommands)[N]>[1];
 
 export interface CreatedKey extends ApiKeyRow {
   /** The full API key: shown once, never stored. */
@@ -281,6 +298,24 @@ export const ownerCommands = {
     const id = requireUuid(input.appointmentId, 'appointment id');
     return deleteResource(ctx, 'appointments', id, `No appointment ${id}.`);
   },
+
+  // Webhook endpoints (modules/webhooks/webhooks.service.ts), by name through the same channel.
+  createWebhook: (ctx: OwnerContext, input: WebhookInput<'createWebhook'>) =>
+    webhookCommands.createWebhook(webhookContext(ctx), input),
+  listWebhooks: (ctx: OwnerContext, input: WebhookInput<'listWebhooks'>) =>
+    webhookCommands.listWebhooks(webhookContext(ctx), input),
+  setWebhookStatus: (ctx: OwnerContext, input: WebhookInput<'setWebhookStatus'>) =>
+    webhookCommands.setWebhookStatus(webhookContext(ctx), input),
+  deleteWebhook: (ctx: OwnerContext, input: WebhookInput<'deleteWebhook'>) =>
+    webhookCommands.deleteWebhook(webhookContext(ctx), input),
+  rotateWebhookSecret: (ctx: OwnerContext, input: WebhookInput<'rotateWebhookSecret'>) =>
+    webhookCommands.rotateWebhookSecret(webhookContext(ctx), input),
+  testWebhook: (ctx: OwnerContext, input: WebhookInput<'testWebhook'>) =>
+    webhookCommands.testWebhook(webhookContext(ctx), input),
+  webhookDeliveries: (ctx: OwnerContext, input: WebhookInput<'webhookDeliveries'>) =>
+    webhookCommands.webhookDeliveries(webhookContext(ctx), input),
+  replayWebhook: (ctx: OwnerContext, input: WebhookInput<'replayWebhook'>) =>
+    webhookCommands.replayWebhook(webhookContext(ctx), input),
 };
 
 /** Deletes one row as the product does, in one statement (rows first, then the sync clock). */

@@ -1,0 +1,272 @@
+// The delivery loop each server process runs (WEBHOOK_DELIVERY=on). Every poll interval, when some
+// endpoint is active:
+//   1. enqueue: per endpoint, in one short transaction holding the endpoint's row (SKIP LOCKED:
+//      one process at a time), the events after its position become delivery rows and the
+//      position moves on. The feed never places a not-yet-visible event behind a visible one
+//      (docs/events.md), so a position never passes an event that commits later.
+//   2. claim: due deliveries are leased (SKIP LOCKED, a lease of the time limit plus a margin) in
+//      one short transaction; the HTTP requests run after it, holding no connection. A process
+//      killed mid-attempt leaves a lease that simply expires, and any process takes it again.
+//   3. settle: a 2xx acknowledges; anything else schedules the next attempt (with ±20% jitter),
+//      until the schedule is spent (the endpoint becomes failing) or the receiver says 410 Gone
+//      (disabled at once). A result counts only if this attempt still holds the lease.
+import type { WebhookConfig } from '../../config.js';
+import type { Database, Queryable } from '../../infra/database.js';
+import type { Scope } from '../../shared/scopes.js';
+import { MAX_SEQ, type EventIdCodec, type EventPosition } from '../events/event-ids.js';
+import { eventsRepository, readableResourceTypes } from '../events/events.repository.js';
+import { sendOnce, type AttemptResult } from './http-target.js';
+import { signatureHeader } from './signing.js';
+import type { WebhookMetrics } from './webhook-metrics.js';
+import { webhooksRepository, type ClaimedDelivery } from './webhooks.repository.js';
+
+/** Events turned into deliveries per endpoint and turn of the loop. */
+const ENQUEUE_BATCH = 500;
+/** A lease outlives the request's time limit by this much, so it never expires under a live attempt. */
+const LEASE_MARGIN_MS = 5_000;
+const LAST_SEQ = MAX_SEQ.toString();
+
+export interface DeliveryLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface DeliveryDeps {
+  db: Database;
+  config: WebhookConfig;
+  eventIds: () => Promise<EventIdCodec>;
+  metrics: WebhookMetrics;
+  log: DeliveryLog;
+}
+
+const after = (a: EventPosition, b: EventPosition): boolean =>
+  BigInt(a[0]) > BigInt(b[0]) || (a[0] === b[0] && BigInt(a[1]) > BigInt(b[1]));
+
+/** `ms` moved by up to ±20%, so retries of many deliveries that failed together spread out. */
+export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
+
+/** The event type at the head of a stored event text ({"type":"contact.created",…}). */
+const eventTypeOf = (feedJson: string): string | null => /^\{"type":"([a-z_]+\.[a-z]+)"/.exec(feedJson)?.[1] ?? null;
+
+export class WebhookDelivery {
+  readonly #deps: DeliveryDeps;
+  readonly #inFlight = new Set<Promise<void>>();
+  #timer: NodeJS.Timeout | null = null;
+  #turn: Promise<void> | null = null;
+  #again = false;
+  #stopped = false;
+  /** when the feed was last turned into deliveries: turns woken by finished attempts only claim */
+  #enqueuedAt = 0;
+  /** when a failed turn was last logged: a store that is down would otherwise log four lines a second */
+  #warnedAt = 0;
+
+  constructor(deps: DeliveryDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    this.#schedule(0);
+  }
+
+  /**
+   * Stops claiming, then waits for the attempts in flight up to `waitMs`; an attempt still running
+   * after it keeps its lease, which expires, and another process delivers it.
+   */
+  async stop(waitMs: number): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    let cut: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([this.#turn, ...this.#inFlight]),
+      new Promise((resolve) => {
+        cut = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(cut);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#runTurn(), delayMs);
+  }
+
+  /** Another turn as soon as the current one ends: an attempt finished, so a slot is free (and the
+   * next event of its resource may have become due). */
+  #wake(): void {
+    if (this.#turn) this.#again = true;
+    else this.#schedule(0);
+  }
+
+  #runTurn(): void {
+    if (this.#stopped || this.#turn) return;
+    this.#turn = this.#oneTurn()
+      .catch((err: unknown) => {
+        // The store is unreachable or a statement failed: the next turn tries again.
+        if (Date.now() - this.#warnedAt < 30_000) return;
+        this.#warnedAt = Date.now();
+        this.#deps.log.warn({ err: (err as Error).message }, 'webhook delivery turn failed');
+      })
+      .finally(() => {
+        this.#turn = null;
+        const again = this.#again;
+        this.#again = false;
+        this.#schedule(again ? 0 : this.#deps.config.pollIntervalMs);
+      });
+  }
+
+  async #oneTurn(): Promise<void> {
+    const { db, config } = this.#deps;
+    const endpoints = await webhooksRepository.activeEndpointIds(db);
+    if (endpoints.length === 0) return;
+    if (Date.now() - this.#enqueuedAt >= config.pollIntervalMs) {
+      this.#enqueuedAt = Date.now();
+      for (const id of endpoints) {
+        if (this.#stopped) return;
+        await this.#enqueue(id);
+      }
+    }
+    const free = config.concurrency - this.#inFlight.size;
+    if (free <= 0 || this.#stopped) return;
+    const claimed = await webhooksRepository.claim(db, free, config.timeoutMs + LEASE_MARGIN_MS);
+    for (const delivery of claimed) {
+      const attempt = this.#attempt(delivery)
+        .catch((err: unknown) => {
+          this.#deps.log.warn(
+            { endpoint_id: delivery.endpoint_id, err: (err as Error).message },
+            'webhook attempt could not be recorded; its lease will expire and it is sent again',
+          );
+        })
+        .finally(() => {
+          this.#inFlight.delete(attempt);
+          this.#wake();
+        });
+      this.#inFlight.add(attempt);
+    }
+    // A full batch: there may be more due right away.
+    if (claimed.length === free) this.#again = true;
+  }
+
+  async #enqueue(endpointId: string): Promise<void> {
+    const { db } = this.#deps;
+    await db.transaction(async (tx) => {
+      const endpoint = await webhooksRepository.lockForEnqueue(tx, endpointId);
+      if (!endpoint) return;
+      const readable = readableResourceTypes(new Set(endpoint.scopes as Scope[]));
+      const found = await webhooksRepository.enqueue(
+        tx,
+        endpointId,
+        endpoint.workspace_id,
+        endpoint.position,
+        readable,
+        endpoint.event_types,
+        ENQUEUE_BATCH,
+      );
+      if (found.found > 0) {
+        // Retention may have deleted events after the position (an endpoint paused for longer than
+        // the retention period): they can never be delivered, and the owner must know.
+        const problem = await eventsRepository.positionProblem(tx, endpoint.workspace_id, endpoint.position, readable);
+        if (problem === 'expired') {
+          await webhooksRepository.setStatus(
+            tx,
+            endpointId,
+            'failing',
+            'events after its position were deleted by retention before they were delivered; replay after a later event to resume',
+            true,
+          );
+          return;
+        }
+      }
+      let next: EventPosition = found.last ?? endpoint.position;
+      const clock: EventPosition = [found.clock, LAST_SEQ];
+      if (found.found < ENQUEUE_BATCH && after(clock, next)) next = clock;
+      if (after(next, endpoint.position)) await webhooksRepository.movePosition(tx, endpointId, next);
+    });
+  }
+
+  async #attempt(d: ClaimedDelivery): Promise<void> {
+    const { db, config, metrics, log } = this.#deps;
+    const eventId = (await this.#deps.eventIds()).encode(d.workspace_id, [d.stamp, d.seq]);
+    if (d.feed_json === null) {
+      await db.transaction(async (tx) => {
+        await webhooksRepository.setStatus(
+          tx,
+          d.endpoint_id,
+          'failing',
+          `event ${eventId} was deleted by retention before it was delivered; replay after a later event to resume`,
+          true,
+        );
+        await webhooksRepository.release(tx, d);
+      });
+      log.warn({ endpoint_id: d.endpoint_id, event_id: eventId }, 'webhook event deleted by retention before delivery');
+      return;
+    }
+    // The event as GET /v2/events writes it, built now: data erased since (a deleted contact) is
+    // not sent.
+    const body = `{"id":"${eventId}",${d.feed_json.slice(1)}`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secrets = d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
+    const result = await sendOnce({
+      url: d.url,
+      body,
+      headers: {
+        'webhook-id': eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(eventId, timestamp, body, secrets),
+      },
+      timeoutMs: config.timeoutMs,
+      targets: config.targets,
+    });
+    metrics.attempt(result.outcome, result.durationMs / 1000);
+    const attempt = d.attempts + 1;
+    log.info(
+      {
+        endpoint_id: d.endpoint_id,
+        event_id: eventId,
+        attempt,
+        outcome: result.outcome,
+        status: result.status,
+        duration_ms: result.durationMs,
+        ...(result.error ? { error: result.error } : {}),
+      },
+      'webhook attempt',
+    );
+    await db.transaction(async (tx) => {
+      await this.#settle(tx, d, result, attempt);
+      await webhooksRepository.recordAttempt(tx, {
+        endpointId: d.endpoint_id,
+        messageId: eventId,
+        eventType: eventTypeOf(d.feed_json!),
+        outcome: result.outcome,
+        status: result.status,
+        durationMs: result.durationMs,
+        error: result.error,
+      });
+    });
+  }
+
+  async #settle(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {
+    if (r.outcome === 'acked') {
+      await webhooksRepository.acknowledge(tx, d, r.status!, r.durationMs);
+      return;
+    }
+    const schedule = this.#deps.config.retryScheduleMs;
+    const gone = r.status === 410;
+    const spent = attempt > schedule.length;
+    const retryInMs = gone || spent ? null : withJitter(schedule[attempt - 1]!);
+    const held = await webhooksRepository.reschedule(tx, d, { ...r, retryInMs });
+    if (!held) return;
+    if (gone) {
+      await webhooksRepository.setStatus(tx, d.endpoint_id, 'disabled', 'the receiver answered 410 Gone', true);
+    } else if (spent) {
+      const last = r.status !== null ? `HTTP ${r.status}` : (r.error ?? r.outcome);
+      await webhooksRepository.setStatus(
+        tx,
+        d.endpoint_id,
+        'failing',
+        `last attempt: ${last} after ${attempt} attempts`,
+        true,
+      );
+    }
+  }
+}

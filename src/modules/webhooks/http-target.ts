@@ -1,0 +1,220 @@
+// One outbound webhook request. The URL is the workspace owner's, not the API caller's, but a
+// process inside a private network must still not be turned into a probe of it: WEBHOOK_TARGETS
+// decides which addresses may be reached, and it is enforced on the address the connection is
+// actually made to (a custom DNS lookup), so a name that resolves to a private address — at
+// creation or later, as in DNS rebinding — is refused all the same. No redirect is followed (a 3xx
+// is a failed attempt), the whole attempt has a time limit, and at most 64 KiB of the answer is read.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { WebhookTargetPolicy } from '../../config.js';
+
+/** How an attempt ended; the label of wsapi_webhook_deliveries_total. */
+export type AttemptOutcome = 'acked' | 'failed' | 'timeout' | 'unreachable' | 'refused';
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** the receiver's status, when it answered */
+  status: number | null;
+  /** why it failed, in words for the owner (never a secret, never the body) */
+  error: string | null;
+  durationMs: number;
+}
+
+export interface OutboundRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  targets: WebhookTargetPolicy;
+}
+
+export const USER_AGENT = 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Addresses no public target has: private, shared (CGNAT), link-local (cloud metadata), reserved. */
+const NOT_PUBLIC = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
+}
+
+/** Why `address` may not be reached under `policy`, or null when it may. */
+export function refusalOf(address: string, policy: WebhookTargetPolicy): string | null {
+  if (policy === 'any') return null;
+  const family = isIP(address);
+  if (family === 0) return `${address} is not an IP address`;
+  let type: 'ipv4' | 'ipv6' = family === 4 ? 'ipv4' : 'ipv6';
+  let plain = address;
+  // An IPv4 address written as IPv6 is that IPv4 address: ::ffff:10.0.0.1, or ::ffff:a00:1 as a
+  // URL's host normalizes it.
+  const mapped = family === 6 ? ipv4Mapped(address) : null;
+  if (mapped) {
+    plain = mapped;
+    type = 'ipv4';
+  }
+  if (LOOPBACK.check(plain, type)) {
+    return policy === 'public+loopback' ? null : `${address} is a loopback address (WEBHOOK_TARGETS=${policy})`;
+  }
+  return NOT_PUBLIC.check(plain, type) ? `${address} is not a public address (WEBHOOK_TARGETS=${policy})` : null;
+}
+
+/** The IPv4 address an IPv4-mapped IPv6 address (::ffff:0:0/96) stands for, or null. */
+function ipv4Mapped(address: string): string | null {
+  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return dotted[1]!;
+  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return null;
+  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+export class TargetRefused extends Error {}
+
+/**
+ * The endpoint URL as it will be requested, or a reason to refuse it: http or https only, no
+ * credentials in it (they would show in `webhooks list`), and an address literal must be allowed.
+ */
+export function checkTargetUrl(text: string, policy: WebhookTargetPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new TargetRefused(`"${text}" is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TargetRefused(`The URL must be http or https, not ${url.protocol.replace(':', '')}.`);
+  }
+  if (url.username || url.password) {
+    throw new TargetRefused('The URL must not carry credentials: receivers verify the signature instead.');
+  }
+  if (text.length > 2048) throw new TargetRefused('The URL is longer than 2048 characters.');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) {
+    const refusal = refusalOf(host, policy);
+    if (refusal) throw new TargetRefused(`The URL's address is refused: ${refusal}.`);
+  }
+  return url;
+}
+
+/** DNS lookup that fails for any address the policy refuses (checked where the socket connects). */
+function guardedLookup(policy: WebhookTargetPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0);
+      const refused = addresses.map((a) => refusalOf(a.address, policy)).find((r) => r !== null);
+      if (refused) return callback(Object.assign(new TargetRefused(refused), { code: 'ETARGETREFUSED' }), '', 0);
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Sends one request and reports how it went; never throws. */
+export function sendOnce(req: OutboundRequest): Promise<AttemptResult> {
+  const started = performance.now();
+  const done = (outcome: AttemptOutcome, status: number | null, error: string | null): AttemptResult => ({
+    outcome,
+    status,
+    error,
+    durationMs: Math.round(performance.now() - started),
+  });
+  let url: URL;
+  try {
+    url = checkTargetUrl(req.url, req.targets);
+  } catch (err) {
+    return Promise.resolve(done('refused', null, (err as Error).message));
+  }
+  return new Promise((resolve) => {
+    let settled = false;
+    /** the status, once the answer's head has arrived: from then on only it counts */
+    let answered: number | null = null;
+    const verdict = (status: number) =>
+      status >= 200 && status < 300
+        ? done('acked', status, null)
+        : done(
+            'failed',
+            status,
+            status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`,
+          );
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve(result);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          ...req.headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(req.body)),
+          'user-agent': USER_AGENT,
+          connection: 'close',
+        },
+        // One connection per attempt: nothing pooled outlives the time limit.
+        agent: false,
+        lookup: guardedLookup(req.targets),
+      },
+      (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        answered = status;
+        // Only the status counts; the answer is read (up to the cap) so the receiver is not cut
+        // off mid-write, then the connection is closed.
+        let read = 0;
+        const settle = () => finish(verdict(status));
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) settle();
+        });
+        res.on('end', settle);
+        res.on('error', settle);
+      },
+    );
+    const timer = setTimeout(
+      () =>
+        finish(answered === null ? done('timeout', null, `no answer within ${req.timeoutMs} ms`) : verdict(answered)),
+      req.timeoutMs,
+    );
+    request.on('error', (err: Error & { code?: string }) => {
+      if (err instanceof TargetRefused || err.code === 'ETARGETREFUSED') finish(done('refused', null, err.message));
+      else finish(done('unreachable', null, err.code ? `${err.code}: ${err.message}` : err.message));
+    });
+    request.end(req.body);
+  });
+}

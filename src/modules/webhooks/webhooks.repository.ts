@@ -1,0 +1,417 @@
+// Webhook endpoints, their deliveries and the attempts log in SQL (db/migrations/0013). Secrets are
+// read only by the statements that sign (the claim) or that hand a new one to the owner once.
+import type { Queryable } from '../../infra/database.js';
+import { MAX_SEQ, type EventPosition } from '../events/event-ids.js';
+import type { AttemptOutcome } from './http-target.js';
+
+export type EndpointStatus = 'active' | 'disabled' | 'failing';
+
+/** An endpoint as the owner sees it: never its secret, at most a hint of it. */
+export interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** null: every type its scopes read */
+  events: string[] | null;
+  scopes: string[];
+  status: EndpointStatus;
+  status_reason: string | null;
+  secret_hint: string;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EndpointWithBacklog extends EndpointRow {
+  pending: number;
+  oldest_pending_at: string | null;
+  last_attempt_at: string | null;
+  last_outcome: string | null;
+}
+
+export interface AttemptRow {
+  message_id: string;
+  event_type: string | null;
+  attempted_at: string;
+  outcome: AttemptOutcome;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+/** A delivery this process holds the lease of, with what it takes to send it. */
+export interface ClaimedDelivery {
+  endpoint_id: string;
+  workspace_id: string;
+  stamp: string;
+  seq: string;
+  attempts: number;
+  lease_token: string;
+  url: string;
+  secret: string;
+  /** the previous secret while its grace period lasts */
+  previous_secret: string | null;
+  /** the event as the feed writes it, less its id; null when retention deleted it meanwhile */
+  feed_json: string | null;
+}
+
+const ENDPOINT_COLUMNS = `e.id, e.workspace_id, e.url, e.event_types AS events, e.scopes, e.status, e.status_reason,
+  left(e.secret, 10) || '…' AS secret_hint, api_time(e.previous_secret_expires_at) AS previous_secret_expires_at,
+  api_time(e.created_at) AS created_at, api_time(e.updated_at) AS updated_at`;
+
+const LAST_SEQ = MAX_SEQ.toString();
+
+export const webhooksRepository = {
+  /** A new endpoint, positioned at the feed's current end: it receives the changes made after it. */
+  async insert(
+    db: Queryable,
+    e: { workspaceId: string; url: string; eventTypes: string[] | null; scopes: string[]; secret: string },
+  ): Promise<EndpointRow> {
+    const { rows } = await db.query<EndpointRow>(
+      `WITH e AS (
+         INSERT INTO webhook_endpoints (workspace_id, url, event_types, scopes, secret, position_stamp, position_seq)
+         SELECT $1, $2, $3, $4, $5,
+                coalesce((SELECT stamp_position(last_stamp) FROM workspace_clocks WHERE workspace_id = $1), 0), $6
+         RETURNING *
+       ) SELECT ${ENDPOINT_COLUMNS} FROM e`,
+      [e.workspaceId, e.url, e.eventTypes, e.scopes, e.secret, LAST_SEQ],
+    );
+    return rows[0]!;
+  },
+
+  async find(db: Queryable, id: string): Promise<EndpointRow | null> {
+    const { rows } = await db.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints e WHERE e.id = $1`,
+      [id],
+    );
+    return rows[0] ?? null;
+  },
+
+  async list(db: Queryable, workspaceId: string | null): Promise<EndpointWithBacklog[]> {
+    const { rows } = await db.query<EndpointWithBacklog>(
+      `SELECT ${ENDPOINT_COLUMNS},
+              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.acked_at IS NULL) AS pending,
+              (SELECT api_time(min(d.created_at)) FROM webhook_deliveries d
+                WHERE d.endpoint_id = e.id AND d.acked_at IS NULL) AS oldest_pending_at,
+              a.attempted_at AS last_attempt_at, a.outcome AS last_outcome
+         FROM webhook_endpoints e
+         LEFT JOIN LATERAL (SELECT api_time(attempted_at) AS attempted_at, outcome FROM webhook_attempts
+                             WHERE endpoint_id = e.id ORDER BY id DESC LIMIT 1) a ON true
+        WHERE $1::uuid IS NULL OR e.workspace_id = $1
+        ORDER BY e.workspace_id, e.created_at, e.id`,
+      [workspaceId],
+    );
+    return rows;
+  },
+
+  /** The owner's pause; or delivery's verdict (failing, disabled on 410) on an endpoint still active. */
+  async setStatus(
+    db: Queryable,
+    id: string,
+    status: EndpointStatus,
+    reason: string | null,
+    onlyIfActive = false,
+  ): Promise<EndpointRow | null> {
+    const { rows } = await db.query<EndpointRow>(
+      `UPDATE webhook_endpoints e SET status = $2, status_reason = $3
+        WHERE e.id = $1 AND (NOT $4 OR e.status = 'active')
+        RETURNING ${ENDPOINT_COLUMNS}`,
+      [id, status, reason, onlyIfActive],
+    );
+    return rows[0] ?? null;
+  },
+
+  /** Every pending delivery due now with a fresh schedule (the endpoint was resumed). */
+  async rescheduleAllPending(db: Queryable, id: string): Promise<void> {
+    await db.query(
+      `UPDATE webhook_deliveries SET attempts = 0, next_attempt_at = now()
+        WHERE endpoint_id = $1 AND acked_at IS NULL`,
+      [id],
+    );
+  },
+
+  async remove(db: Queryable, id: string): Promise<EndpointRow | null> {
+    const { rows } = await db.query<EndpointRow>(
+      `DELETE FROM webhook_endpoints e WHERE e.id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+      [id],
+    );
+    return rows[0] ?? null;
+  },
+
+  /** The new secret signs from now on; the current one too, until the grace period ends. */
+  async rotateSecret(db: Queryable, id: string, secret: string, graceMs: number): Promise<EndpointRow | null> {
+    const { rows } = await db.query<EndpointRow>(
+      `UPDATE webhook_endpoints e
+          SET previous_secret = CASE WHEN $3::bigint > 0 THEN e.secret END,
+              previous_secret_expires_at = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END,
+              secret = $2
+        WHERE e.id = $1
+        RETURNING ${ENDPOINT_COLUMNS}`,
+      [id, secret, graceMs],
+    );
+    return rows[0] ?? null;
+  },
+
+  /** The secrets that sign a test delivery now: the current one, and the previous during its grace. */
+  async signingSecrets(db: Queryable, id: string): Promise<string[]> {
+    const { rows } = await db.query<{ secret: string; previous_secret: string | null }>(
+      `SELECT secret, CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret
+         FROM webhook_endpoints WHERE id = $1`,
+      [id],
+    );
+    const row = rows[0];
+    return row ? [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])] : [];
+  },
+
+  async recentAttempts(db: Queryable, id: string, limit: number): Promise<AttemptRow[]> {
+    const { rows } = await db.query<AttemptRow>(
+      `SELECT message_id, event_type, api_time(attempted_at) AS attempted_at, outcome, status, duration_ms, error
+         FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id DESC LIMIT $2`,
+      [id, limit],
+    );
+    return rows;
+  },
+
+  async recordAttempt(
+    db: Queryable,
+    a: {
+      endpointId: string;
+      messageId: string;
+      eventType: string | null;
+      outcome: AttemptOutcome;
+      status: number | null;
+      durationMs: number;
+      error: string | null;
+    },
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_attempts (endpoint_id, message_id, event_type, outcome, status, duration_ms, error)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [a.endpointId, a.messageId, a.eventType, a.outcome, a.status, a.durationMs, a.error],
+      'webhook_attempt_record',
+    );
+  },
+
+  /** Whether any endpoint is active: the delivery loop does nothing else while none is. */
+  async activeEndpointIds(db: Queryable): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>(
+      "SELECT id FROM webhook_endpoints WHERE status = 'active'",
+      [],
+      'webhook_active_endpoints',
+    );
+    return rows.map((r) => r.id);
+  },
+
+  /** The endpoint to enqueue for, locked for this transaction; null when another process has it or it is not active. */
+  async lockForEnqueue(
+    db: Queryable,
+    id: string,
+  ): Promise<{ workspace_id: string; scopes: string[]; event_types: string[] | null; position: EventPosition } | null> {
+    const { rows } = await db.query<{
+      workspace_id: string;
+      scopes: string[];
+      event_types: string[] | null;
+      stamp: string;
+      seq: string;
+    }>(
+      `SELECT workspace_id, scopes, event_types, position_stamp::text AS stamp, position_seq::text AS seq
+         FROM webhook_endpoints WHERE id = $1 AND status = 'active' FOR UPDATE SKIP LOCKED`,
+      [id],
+      'webhook_lock_for_enqueue',
+    );
+    const row = rows[0];
+    return row ? { ...row, position: [row.stamp, row.seq] } : null;
+  },
+
+  /**
+   * Turns up to `take` events after `after` (of these resource types, and event types when given)
+   * into deliveries, in one statement: one snapshot for the events and the workspace's clock.
+   * Returns how many were found, the last one's position, and the clock: when fewer than `take`
+   * were found, every event of the feed not yet visible will be placed after the clock (a writer
+   * holds the clock until it commits), so the position may move up to it.
+   */
+  async enqueue(
+    db: Queryable,
+    endpointId: string,
+    workspaceId: string,
+    after: EventPosition,
+    resourceTypes: readonly string[],
+    eventTypes: readonly string[] | null,
+    take: number,
+  ): Promise<{ found: number; last: EventPosition | null; clock: string }> {
+    const { rows } = await db.query<{ found: number; stamp: string | null; seq: string | null; clock: string }>(
+      `WITH picked AS (
+         SELECT stamp, seq, resource_type, resource_id FROM events
+          WHERE workspace_id = $2 AND (stamp, seq) > ($3::bigint, $4::bigint)
+            AND resource_type = ANY($5::text[]) AND ($6::text[] IS NULL OR type = ANY($6::text[]))
+          ORDER BY stamp, seq LIMIT $7
+       ), inserted AS (
+         INSERT INTO webhook_deliveries (endpoint_id, stamp, seq, resource_type, resource_id)
+         SELECT $1, stamp, seq, resource_type, resource_id FROM picked
+         ON CONFLICT (endpoint_id, stamp, seq) DO NOTHING
+       ), last AS (
+         SELECT stamp, seq FROM picked ORDER BY stamp DESC, seq DESC LIMIT 1
+       )
+       SELECT (SELECT count(*)::int FROM picked) AS found,
+              (SELECT stamp::text FROM last) AS stamp, (SELECT seq::text FROM last) AS seq,
+              coalesce((SELECT stamp_position(last_stamp) FROM workspace_clocks WHERE workspace_id = $2), 0)::text AS clock`,
+      [endpointId, workspaceId, after[0], after[1], resourceTypes, eventTypes, take],
+      'webhook_enqueue',
+    );
+    const row = rows[0]!;
+    return {
+      found: row.found,
+      last: row.stamp !== null && row.seq !== null ? [row.stamp, row.seq] : null,
+      clock: row.clock,
+    };
+  },
+
+  async movePosition(db: Queryable, id: string, position: EventPosition): Promise<void> {
+    await db.query(
+      'UPDATE webhook_endpoints SET position_stamp = $2, position_seq = $3 WHERE id = $1',
+      [id, position[0], position[1]],
+      'webhook_move_position',
+    );
+  },
+
+  /**
+   * Leases up to `take` due deliveries for `leaseMs`. A delivery is due when it is not acknowledged,
+   * its time has come, no other attempt holds it, its endpoint is active — and no earlier event of
+   * the same resource is still pending for the endpoint: so one resource's events are delivered in
+   * feed order whichever process holds them, while other resources go on.
+   */
+  async claim(db: Queryable, take: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await db.query<ClaimedDelivery>(
+      `WITH due AS (
+         SELECT d.endpoint_id, d.stamp, d.seq, e.workspace_id
+           FROM webhook_deliveries d
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.status = 'active'
+           JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
+          WHERE d.acked_at IS NULL AND d.next_attempt_at <= now()
+            AND (d.leased_until IS NULL OR d.leased_until < now())
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+                             WHERE p.endpoint_id = d.endpoint_id AND p.resource_type = d.resource_type
+                               AND p.resource_id = d.resource_id AND p.acked_at IS NULL
+                               AND (p.stamp, p.seq) < (d.stamp, d.seq))
+          ORDER BY d.next_attempt_at
+          LIMIT $1
+            FOR UPDATE OF d SKIP LOCKED
+       )
+       UPDATE webhook_deliveries t
+          SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+         FROM due
+         JOIN webhook_endpoints e ON e.id = due.endpoint_id
+         LEFT JOIN events ev ON ev.workspace_id = due.workspace_id AND ev.stamp = due.stamp AND ev.seq = due.seq
+        WHERE t.endpoint_id = due.endpoint_id AND t.stamp = due.stamp AND t.seq = due.seq
+       RETURNING t.endpoint_id, due.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
+                 t.lease_token, e.url, e.secret,
+                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+                 ev.feed_json`,
+      [take, leaseMs],
+      'webhook_claim',
+    );
+    return rows;
+  },
+
+  /** A 2xx: acknowledged for good (only `replay` sends it again). False when the lease was lost. */
+  async acknowledge(db: Queryable, d: ClaimedDelivery, status: number, durationMs: number): Promise<boolean> {
+    const { rowCount } = await db.query(
+      `UPDATE webhook_deliveries
+          SET acked_at = now(), leased_until = NULL, lease_token = NULL, attempts = attempts + 1,
+              last_status = $5, last_error = NULL, last_duration_ms = $6
+        WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token, status, durationMs],
+      'webhook_acknowledge',
+    );
+    return rowCount > 0;
+  },
+
+  /** A failed attempt: the next one at `retryInMs` (null: none is scheduled; due as soon as the endpoint resumes). */
+  async reschedule(
+    db: Queryable,
+    d: ClaimedDelivery,
+    r: { status: number | null; error: string | null; durationMs: number; retryInMs: number | null },
+  ): Promise<boolean> {
+    const { rowCount } = await db.query(
+      `UPDATE webhook_deliveries
+          SET attempts = attempts + 1, leased_until = NULL, lease_token = NULL,
+              next_attempt_at = now() + coalesce($5::int, 0) * interval '1 millisecond',
+              last_status = $6, last_error = $7, last_duration_ms = $8
+        WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.retryInMs, r.status, r.error, r.durationMs],
+      'webhook_reschedule',
+    );
+    return rowCount > 0;
+  },
+
+  /** Lets another process (or this one) take a delivery at once: an attempt this process gave up before sending. */
+  async release(db: Queryable, d: ClaimedDelivery): Promise<void> {
+    await db.query(
+      `UPDATE webhook_deliveries SET leased_until = NULL, lease_token = NULL
+        WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token],
+    );
+  },
+
+  /**
+   * Replay: the endpoint's position goes back to `after`, every delivery after it is pending again
+   * (due now, a fresh schedule), and pending ones at or before it are dropped — the owner asked to
+   * start after it. Events after it that have no delivery row any more are enqueued again by the
+   * loop from the new position. Returns how many deliveries were made pending again.
+   */
+  async replay(db: Queryable, id: string, after: EventPosition): Promise<number> {
+    await db.query(
+      `UPDATE webhook_endpoints SET position_stamp = $2, position_seq = $3, status = 'active', status_reason = NULL
+        WHERE id = $1`,
+      [id, after[0], after[1]],
+    );
+    await db.query(
+      `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND acked_at IS NULL AND (stamp, seq) <= ($2::bigint, $3::bigint)`,
+      [id, after[0], after[1]],
+    );
+    const { rowCount } = await db.query(
+      `UPDATE webhook_deliveries
+          SET acked_at = NULL, attempts = 0, next_attempt_at = now(), leased_until = NULL, lease_token = NULL,
+              created_at = now()
+        WHERE endpoint_id = $1 AND (stamp, seq) > ($2::bigint, $3::bigint)`,
+      [id, after[0], after[1]],
+    );
+    return rowCount;
+  },
+
+  /** Locks the endpoint row (replay, against a concurrent enqueue). */
+  async lock(db: Queryable, id: string): Promise<{ workspace_id: string; scopes: string[] } | null> {
+    const { rows } = await db.query<{ workspace_id: string; scopes: string[] }>(
+      'SELECT workspace_id, scopes FROM webhook_endpoints WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    return rows[0] ?? null;
+  },
+
+  /** Age in seconds of each active endpoint's oldest pending delivery (0 when none), for /metrics. */
+  async oldestPending(db: Queryable): Promise<{ endpoint_id: string; seconds: number }[]> {
+    const { rows } = await db.query<{ endpoint_id: string; seconds: number }>(
+      `SELECT e.id AS endpoint_id,
+              coalesce(extract(epoch FROM now() - (SELECT min(d.created_at) FROM webhook_deliveries d
+                                                    WHERE d.endpoint_id = e.id AND d.acked_at IS NULL)), 0)::float8 AS seconds
+         FROM webhook_endpoints e`,
+      [],
+      'webhook_oldest_pending',
+    );
+    return rows;
+  },
+
+  /** Acknowledged deliveries and attempts older than `days`: history, not state. */
+  async purgeOlderThan(db: Queryable, days: number): Promise<void> {
+    await db.query(`DELETE FROM webhook_deliveries WHERE acked_at < now() - $1::int * interval '1 day'`, [days]);
+    await db.query(`DELETE FROM webhook_attempts WHERE attempted_at < now() - $1::int * interval '1 day'`, [days]);
+  },
+
+  /** The event id secret of the installation, or null when no event id was ever issued. */
+  async eventIdSecret(db: Queryable): Promise<string | null> {
+    const { rows } = await db.query<{ value: string }>(
+      "SELECT value FROM instance_settings WHERE name = 'event_id_secret'",
+    );
+    return rows[0]?.value ?? null;
+  },
+};

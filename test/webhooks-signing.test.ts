@@ -1,0 +1,118 @@
+// Signatures against the reference: what the server signs verifies with the `standardwebhooks`
+// package, what that package signs verifies with the TypeScript client's verifyWebhook, and the
+// receiver example (examples/webhook-receiver) accepts a good delivery once and refuses a forged one.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { verifyWebhook, WebhookVerificationError } from '../clients/typescript/src/index.js';
+import { createReceiver } from '../examples/webhook-receiver/receiver.js';
+import { newWebhookSecret, signatureHeader } from '../src/modules/webhooks/signing.js';
+
+const body = JSON.stringify({
+  id: 'evt_q2Xc0Lw9RkT1mHb7YpZs4A',
+  type: 'contact.created',
+  resource_type: 'contact',
+  resource_id: '0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41',
+  occurred_at: '2026-11-22T06:05:43.123Z',
+  request_id: null,
+  data: { id: '0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41', name: 'Ana Souza ✓' },
+});
+const now = () => Math.floor(Date.now() / 1000);
+const headersOf = (id: string, ts: number, signature: string) => ({
+  'webhook-id': id,
+  'webhook-timestamp': String(ts),
+  'webhook-signature': signature,
+});
+
+test('a secret is whsec_ and the base64 of 32 random bytes', () => {
+  const secrets = new Set(Array.from({ length: 50 }, newWebhookSecret));
+  assert.equal(secrets.size, 50);
+  for (const s of secrets) {
+    assert.match(s, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.equal(Buffer.from(s.slice(6), 'base64').length, 32);
+  }
+});
+
+test('the server’s signature verifies with standardwebhooks; one by another secret or of another body does not', () => {
+  const secret = newWebhookSecret();
+  const ts = now();
+  const headers = headersOf(
+    'evt_q2Xc0Lw9RkT1mHb7YpZs4A',
+    ts,
+    signatureHeader('evt_q2Xc0Lw9RkT1mHb7YpZs4A', ts, body, [secret]),
+  );
+  assert.deepEqual(new Webhook(secret).verify(body, headers), JSON.parse(body));
+  assert.equal(
+    headers['webhook-signature'],
+    new Webhook(secret).sign('evt_q2Xc0Lw9RkT1mHb7YpZs4A', new Date(ts * 1000), body),
+  );
+  assert.throws(() => new Webhook(newWebhookSecret()).verify(body, headers));
+  assert.throws(() => new Webhook(secret).verify(body.replace('Ana', 'Ann'), headers));
+});
+
+test('during a rotation the header carries two signatures, and each secret alone verifies it', () => {
+  const [old, fresh] = [newWebhookSecret(), newWebhookSecret()];
+  const ts = now();
+  const signature = signatureHeader('msg_1', ts, body, [fresh, old]);
+  assert.equal(signature.split(' ').length, 2);
+  for (const secret of [old, fresh]) {
+    assert.deepEqual(new Webhook(secret).verify(body, headersOf('msg_1', ts, signature)), JSON.parse(body));
+    assert.equal(verifyWebhook(secret, body, headersOf('msg_1', ts, signature)).id, JSON.parse(body).id);
+  }
+});
+
+test('verifyWebhook accepts what standardwebhooks signs, and refuses forgeries, stale timestamps and missing headers', () => {
+  const secret = newWebhookSecret();
+  const ts = now();
+  const signed = new Webhook(secret).sign('evt_q2Xc0Lw9RkT1mHb7YpZs4A', new Date(ts * 1000), body);
+  const good = headersOf('evt_q2Xc0Lw9RkT1mHb7YpZs4A', ts, signed);
+  assert.deepEqual(verifyWebhook(secret, body, good), JSON.parse(body));
+  assert.deepEqual(verifyWebhook(secret, Buffer.from(body), new Headers(good)), JSON.parse(body));
+  assert.deepEqual(verifyWebhook([newWebhookSecret(), secret], body, good), JSON.parse(body));
+  const refused: [string, () => unknown][] = [
+    ['other secret', () => verifyWebhook(newWebhookSecret(), body, good)],
+    ['other body', () => verifyWebhook(secret, `${body} `, good)],
+    ['other id', () => verifyWebhook(secret, body, { ...good, 'webhook-id': 'evt_other' })],
+    ['stale', () => verifyWebhook(secret, body, good, { now: new Date((ts + 301) * 1000) })],
+    ['future', () => verifyWebhook(secret, body, good, { now: new Date((ts - 301) * 1000) })],
+    ['no signature', () => verifyWebhook(secret, body, { ...good, 'webhook-signature': undefined })],
+    [
+      'other version',
+      () => verifyWebhook(secret, body, { ...good, 'webhook-signature': signed.replace('v1,', 'v2,') }),
+    ],
+    ['not a number', () => verifyWebhook(secret, body, { ...good, 'webhook-timestamp': `${ts}.0` })],
+  ];
+  for (const [why, attempt] of refused) assert.throws(attempt, WebhookVerificationError, why);
+});
+
+test('the receiver example applies a verified delivery once and refuses a forged one', async () => {
+  const secret = newWebhookSecret();
+  const applied: string[] = [];
+  const server = createReceiver({
+    secrets: [secret],
+    seen: new Set<string>(),
+    async apply(event) {
+      applied.push(event.id);
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  try {
+    const ts = now();
+    const headers = headersOf(
+      'evt_q2Xc0Lw9RkT1mHb7YpZs4A',
+      ts,
+      signatureHeader('evt_q2Xc0Lw9RkT1mHb7YpZs4A', ts, body, [secret]),
+    );
+    const send = (h: Record<string, string>) =>
+      fetch(url, { method: 'POST', headers: { ...h, 'content-type': 'application/json' }, body }).then((r) => r.status);
+    assert.equal(await send(headers), 204);
+    assert.equal(await send(headers), 204, 'a delivery seen again is acknowledged');
+    assert.deepEqual(applied, ['evt_q2Xc0Lw9RkT1mHb7YpZs4A'], '…and applied once');
+    const forged = signatureHeader('evt_q2Xc0Lw9RkT1mHb7YpZs4A', ts, body, [newWebhookSecret()]);
+    assert.equal(await send({ ...headers, 'webhook-signature': forged }), 401);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
