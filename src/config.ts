@@ -8,8 +8,11 @@ import { parseDuration } from './shared/durations.js';
 export const WEBHOOK_TARGET_POLICIES = ['any', 'public', 'public+loopback'] as const;
 export type WebhookTargetPolicy = (typeof WEBHOOK_TARGET_POLICIES)[number];
 
-/** Standard Webhooks' schedule: seven retries after the first attempt, over about 28 hours. */
-const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+/**
+ * Standard Webhooks' seven retries (about 28 hours), then two more a day apart: an endpoint that
+ * is down over a weekend still gets every event, about three days in all (docs/webhooks.md).
+ */
+const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h,24h,24h';
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError } from '../clients/typescript/src/index.js';
 import { createReceiver } from '../examples/webhook-receiver/receiver.js';
+import { loadConfig } from '../src/config.js';
 import { newWebhookSecret, signatureHeader } from '../src/modules/webhooks/signing.js';
 
 const body = JSON.stringify({
@@ -115,4 +116,13 @@ test('the receiver example applies a verified delivery once and refuses a forged
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('the default retry schedule: ten attempts over about three days; WEBHOOK_RETRY_SCHEDULE replaces it, a bad one stops the start', () => {
+  const schedule = loadConfig({}).webhooks.retryScheduleMs;
+  assert.equal(schedule.length + 1, 10);
+  const hours = schedule.reduce((a, b) => a + b, 0) / 3_600_000;
+  assert.ok(hours > 72 && hours < 80, `${hours} hours`);
+  assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,5s' }).webhooks.retryScheduleMs, [1000, 2000, 5000]);
+  assert.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
 });
