@@ -22,6 +22,7 @@ import { cpuProbe } from './cpu.js';
 import { measureEmbeddedMemory } from './embedded.js';
 import { buildReport, writeResults, type Measured } from './report.js';
 import { bareWriteScenario, serviceScenarios, verifyService } from './scenarios.js';
+import { measureWebhooks } from './webhooks.js';
 import { CONNECTIONS, parseOptions, POOL_SIZE, type RunOptions } from './settings.js';
 
 const started = Date.now();
@@ -57,10 +58,31 @@ async function main(): Promise<void> {
       opened.dataset,
       scratch,
     );
+    log('webhooks: a receiver here, an endpoint of the write workspace, the service with its defaults');
+    const webhookService = await startService(
+      {
+        databaseUrl: options.databaseUrl,
+        redisUrl: options.redisUrl,
+        workers: 1,
+        logLevel: 'warn',
+        name: 'service, webhooks',
+      },
+      fixtures,
+    );
+    const webhooks = await measureWebhooks(
+      db,
+      fixtures,
+      opened.dataset.write_workspace_id,
+      webhookService,
+      randomBytes(4).toString('hex'),
+      log,
+    );
+    await webhookService.stop();
     log('embedded store: seeding a workspace, then memory at idle and under the list load');
     const embedded = await measureEmbeddedMemory(scratch, options.duration);
     const report = buildReport(measured, {
       embedded,
+      webhooks,
       date: new Date().toISOString(),
       machine: {
         cores: availableParallelism(),
