@@ -300,6 +300,31 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
     }
   });
 
+  test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {
+    const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+    const pool = Array.from({ length: 60 }, (_, i) => `spread-${i}-${randomUUID().slice(0, 6)}`);
+    const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
+    const answers = await Promise.all(
+      servers.map((server, n) => {
+        const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
+        const items = ids.map((external_id) => ({ external_id, origin: `process-batch-${n}` }));
+        return call(server, 'POST', '/v2/contacts/batch/upsert', key, { items }, idem());
+      }),
+    );
+    for (const r of answers) assert.equal(r.status, 200, r.text);
+    const { rows } = await db.query<{ external_id: string; n: number }>(
+      `SELECT external_id, count(*)::int AS n FROM contacts
+        WHERE workspace_id = $1 AND external_id = ANY($2::text[]) GROUP BY external_id`,
+      [workspaceId, pool],
+    );
+    assert.ok(
+      rows.every((r) => r.n === 1),
+      JSON.stringify(rows.filter((r) => r.n !== 1)),
+    );
+    const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
+    assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+  });
+
   test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
     const writer = await newKey({ scopes: ['contacts:write'] });
     const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });
