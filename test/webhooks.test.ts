@@ -266,7 +266,8 @@ describe('webhooks in one server', () => {
     r.answer = () => ({ status: 204 });
     await ownerCommands.setWebhookStatus(server.owner, { id: created.id, status: 'active' });
     await waitFor('both acknowledged', () => r.acked().length === 2);
-    assert.equal((await endpointRow(created.id)).pending, 0);
+    // The receiver has answered; the sender records the acknowledgement just after.
+    await waitFor('the acknowledgements recorded', async () => (await endpointRow(created.id)).pending === 0);
     await ownerCommands.deleteWebhook(server.owner, { id: created.id });
   });
 
