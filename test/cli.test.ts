@@ -356,6 +356,14 @@ describe('owner CLI while the server runs', () => {
     assert.equal((await newProbe()).status, 200, 'the new key still works');
   });
 
+  test('keys rotate --grace 0: the old key is refused at once (after a leak, no grace at all)', async () => {
+    const key = await newKey('contacts:read');
+    assert.equal((await api(server.baseUrl, '/v1/contacts', key.key)).status, 200);
+    const rotated = await cliJson(['keys', 'rotate', key.id, '--grace', '0'], env);
+    await expectStatusWithin(1_000, () => api(server.baseUrl, '/v1/contacts', key.key), 401);
+    assert.equal((await api(server.baseUrl, '/v1/contacts', rotated.new_key.key)).status, 200);
+  });
+
   test('seed: the API then lists 5 more contacts and 7 more appointments', async () => {
     const key = await newKey('contacts:read,appointments:read');
     const count = async (path: string) => {

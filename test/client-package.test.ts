@@ -61,7 +61,7 @@ let refused;
 try {
   await batchUpsertContacts(api.v2, [...items.slice(0, 100), { external_id: 'pkg-bad', email: 'not-an-email' }]);
 } catch (error) {
-  refused = error instanceof BatchUpsertError ? { offset: error.offset, bad: error.badItems, written: error.written.length } : String(error);
+  refused = error instanceof BatchUpsertError ? { offset: error.offset, bad: error.badItems, written: error.written.length, text: error.message.split(':')[0] } : String(error);
 }
 console.log(JSON.stringify({
   results: results.length,
@@ -93,7 +93,7 @@ test('a fresh directory installs the packed client and a plain .mjs program uses
   assert.equal(out.replayed, false);
   assert.equal(out.listed, 150);
   assert.match(String(out.missing), /^WorkspaceApiError: 404 resource_not_found: .+ \(request req_[\w-]+\)$/);
-  assert.deepEqual(out.refused, { offset: 100, bad: [100], written: 100 });
+  assert.deepEqual(out.refused, { offset: 100, bad: [100], written: 100, text: 'items 100 to 100' });
 });
 
 test('its declarations type-check a strict TypeScript consumer', async () => {

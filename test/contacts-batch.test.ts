@@ -168,14 +168,27 @@ describe('batch upsert of contacts', () => {
     assert.equal(await contactCount(), before);
   });
 
+  test('a NUL character in an item: 422 naming the item and property, nothing written', async () => {
+    const before = await contactCount();
+    const res = await batch([
+      { external_id: ext(), name: 'fine' },
+      { external_id: ext(), name: 'a\u0000b', origin: 'ok' },
+    ]);
+    assert.equal(res.status, 422, res.text);
+    assert.deepEqual(res.json.error.details.items, [
+      { index: 1, errors: [{ field: 'name', message: 'holds a NUL character (U+0000), which cannot be stored' }] },
+    ]);
+    assert.equal(await contactCount(), before);
+  });
+
   test('0 items and 101 items: 422 stating the bounds; 100 items pass', async () => {
     const before = await contactCount();
     const none = await batch([]);
     assert.equal(none.status, 422);
-    assert.match(none.json.error.message, /1 to 100/);
+    assert.equal(none.json.error.message, 'items: must hold 1 to 100 items (got 0)');
     const tooMany = await batch(Array.from({ length: 101 }, () => ({ external_id: ext(), name: 'x' })));
     assert.equal(tooMany.status, 422);
-    assert.match(tooMany.json.error.message, /1 to 100/);
+    assert.equal(tooMany.json.error.message, 'items: must hold 1 to 100 items (got 101)');
     assert.equal(await contactCount(), before);
     const hundred = await batch(Array.from({ length: 100 }, () => ({ external_id: ext(), name: 'x' })));
     assert.equal(hundred.status, 200);

@@ -365,6 +365,11 @@ describe(`webhooks with real processes (${STORE === 'postgres' ? 'PostgreSQL, se
     receiver.secrets = [endpoint.secret, rotated.secret];
     await cliJson(['webhooks', 'test', endpoint.id]);
     assert.deepEqual(receiver.deliveries.at(-1)!.verifiedBy, [true, true], 'both secrets verify during the grace');
+    // After a leak: --grace 0 and the old secret signs nothing more.
+    const leaked = await cliJson(['webhooks', 'rotate-secret', endpoint.id, '--grace', '0']);
+    receiver.secrets = [rotated.secret, leaked.secret];
+    await cliJson(['webhooks', 'test', endpoint.id]);
+    assert.deepEqual(receiver.deliveries.at(-1)!.verifiedBy, [false, true], 'only the new secret signs');
 
     const disabled = await cli(['webhooks', 'disable', endpoint.id], env);
     assert.equal(disabled.stdout, `webhook endpoint ${endpoint.id} is disabled\n`);

@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError } from '../clients/typescript/src/index.js';
 import { createReceiver } from '../examples/webhook-receiver/receiver.js';
 import { loadConfig } from '../src/config.js';
+import { refusalOf } from '../src/modules/webhooks/http-target.js';
 import { newWebhookSecret, signatureHeader } from '../src/modules/webhooks/signing.js';
 
 const body = JSON.stringify({
@@ -125,4 +126,32 @@ test('the default retry schedule: ten attempts over about three days; WEBHOOK_RE
   assert.ok(hours > 72 && hours < 80, `${hours} hours`);
   assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,5s' }).webhooks.retryScheduleMs, [1000, 2000, 5000]);
   assert.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
+});
+
+test('WEBHOOK_TARGETS: only unicast IPv4 and global unicast IPv6 are public; IPv6 forms that carry an IPv4 address are refused', () => {
+  const refused = [
+    // IPv4 special ranges, cloud metadata among them
+    ...['10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '255.255.255.255'],
+    ...['224.0.0.1', '192.0.0.1', '192.0.2.1', '192.88.99.1', '198.18.0.1', '198.51.100.1', '203.0.113.1', '240.0.0.1'],
+    // IPv6 special ranges
+    ...['::', 'fd00::1', 'fe80::1', 'fec0::1', 'ff02::1', '100::1', '2001:db8::1', '3fff::1', '5f00::1'],
+    ...['2001:2::1', '2001:10::1', '2001:20::1'],
+    // IPv6 that carries an IPv4 address: mapped to a private one, IPv4-compatible, SIIT, 6to4,
+    // NAT64 (both prefixes), Teredo
+    ...['::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '::a9fe:a9fe', '::ffff:0:a9fe:a9fe', '::ffff:0:10.0.0.1'],
+    ...['2002:a9fe:a9fe::1', '2002:a00:1::1', '64:ff9b::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe'],
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+  ];
+  for (const address of refused) {
+    assert.match(refusalOf(address, 'public+loopback') ?? 'allowed', /not a public address/, address);
+  }
+  for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8']) {
+    assert.equal(refusalOf(address, 'public'), null, address);
+  }
+  for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) {
+    assert.equal(refusalOf(address, 'public+loopback'), null, address);
+    assert.match(refusalOf(address, 'public') ?? 'allowed', /loopback/, address);
+  }
+  assert.equal(refusalOf('10.0.0.1', 'any'), null, 'any: every address');
+  assert.match(refusalOf('example.com', 'public') ?? '', /not an IP address/);
 });

@@ -261,6 +261,9 @@ describe('webhooks in one server', () => {
     assert.equal(row.pending, 1);
     assert.equal(r.deliveries.length, 1, 'no retry after a 410');
     await createContact(ws.key);
+    // Queued all the same, and counted: the backlog of a disabled endpoint is visible.
+    await waitFor('the new event queued', async () => (await endpointRow(created.id)).pending === 2);
+    assert.ok((await endpointRow(created.id)).oldest_pending_at);
     await sleep(400);
     assert.equal(r.deliveries.length, 1, 'nothing is sent while disabled');
     r.answer = () => ({ status: 204 });

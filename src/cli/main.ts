@@ -32,7 +32,7 @@ const USAGE = `Usage: workspace-api <command> [options]
   keys create --workspace ID --scopes a,b --name NAME [--rate-limit 600/min] [--expires-in 30d] [--json]
   keys list [--workspace ID] [--json]     scopes, expiry, rate limit and usage; never a secret
   keys usage KEY_ID [--days 30] [--json]  requests per day and operation
-  keys rotate KEY_ID [--grace 24h] [--json]  new key; the old one stays valid for the grace period
+  keys rotate KEY_ID [--grace 24h] [--json]  new key; the old one stays valid for the grace (0: none)
   keys revoke KEY_ID                      refused by the running server within a second
 
   seed --workspace ID [--contacts N] [--appointments N] [--catalog-items N] [--conversations N]
@@ -98,6 +98,16 @@ function duration(value: string, flag: string): number {
   const ms = parseDuration(value);
   if (ms === null) throw new UsageError(`${flag} must be a duration such as 90s, 15m, 24h or 30d`);
   return ms;
+}
+
+/**
+ * A rotation's grace period: 24 hours by default, and 0 (or 0s, 0h, …) ends the old key's or
+ * secret's validity at once, which is what an owner wants after a leak.
+ */
+function graceMs(value: string | undefined): number {
+  if (value === undefined) return 24 * 3_600_000;
+  if (/^0+(?:\.0+)?(?:ms|s|m|min|h|d)?$/.test(value.trim())) return 0;
+  return duration(value, '--grace');
 }
 
 /** Runs an owner command against the store, or through the running embedded server. */
@@ -330,8 +340,8 @@ async function keys(config: Config, sub: string | undefined, arg: string | undef
       return print(usage, () => printUsage(usage.key, usage.usage));
     }
     case 'rotate': {
-      const graceMs = o.grace === undefined ? 24 * 3_600_000 : duration(o.grace, '--grace');
-      const rotated = await runOwner(config, 'rotateKey', { keyId: required(arg, 'KEY_ID'), graceMs });
+      const grace = graceMs(o.grace);
+      const rotated = await runOwner(config, 'rotateKey', { keyId: required(arg, 'KEY_ID'), graceMs: grace });
       return print(rotated, () =>
         process.stdout.write(
           `new key ${rotated.new_key.id} (same workspace, scopes and rate limit):\n\n  ${rotated.new_key.key}\n\n` +
@@ -389,8 +399,8 @@ async function webhooks(config: Config, sub: string | undefined, arg: string | u
       return print(endpoint, () => process.stdout.write(`deleted webhook endpoint ${endpoint.id}\n`));
     }
     case 'rotate-secret': {
-      const graceMs = o.grace === undefined ? 24 * 3_600_000 : duration(o.grace, '--grace');
-      const rotated = await runOwner(config, 'rotateWebhookSecret', { id: required(arg, 'ID'), graceMs });
+      const grace = graceMs(o.grace);
+      const rotated = await runOwner(config, 'rotateWebhookSecret', { id: required(arg, 'ID'), graceMs: grace });
       return print(rotated, () =>
         process.stdout.write(
           `new signing secret of webhook endpoint ${rotated.id}:\n\n  ${rotated.secret}\n\n` +

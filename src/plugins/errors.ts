@@ -252,8 +252,11 @@ function bodyMessage(e: ErrorObject): string {
     case 'required':
       return 'is required';
     case 'minItems':
-    case 'maxItems':
-      return `must hold ${(e.parentSchema as { description?: string } | undefined)?.description ?? e.message ?? 'another number of items'}`;
+    case 'maxItems': {
+      const bounds = e.parentSchema as { minItems?: number; maxItems?: number } | undefined;
+      const got = Array.isArray(e.data) ? ` (got ${e.data.length})` : '';
+      return `must hold ${bounds?.minItems ?? 0} to ${bounds?.maxItems ?? 'any number of'} items${got}`;
+    }
     case 'type':
       return `must be ${String((e.params as { type: string | string[] }).type).replace(',', ' or ')}`;
     case 'enum':

@@ -390,8 +390,8 @@ export class BatchUpsertError extends Error {
   /** the bad items of a 422, as indexes in the caller's array */
   readonly badItems: number[];
 
-  constructor(cause: WorkspaceApiError, offset: number, written: ContactBatchResult[]) {
-    super(`items ${offset} to ${offset + BATCH_MAX_ITEMS - 1}: ${cause.toString()}`);
+  constructor(cause: WorkspaceApiError, offset: number, count: number, written: ContactBatchResult[]) {
+    super(`items ${offset} to ${offset + count - 1}: ${cause.toString()}`);
     this.cause = cause;
     this.offset = offset;
     this.written = written;
@@ -438,7 +438,9 @@ export async function batchUpsertContacts(
       );
       results.push(...data.data);
     } catch (error) {
-      if (error instanceof WorkspaceApiError) throw new BatchUpsertError(error, offset, results);
+      if (error instanceof WorkspaceApiError) {
+        throw new BatchUpsertError(error, offset, Math.min(BATCH_MAX_ITEMS, items.length - offset), results);
+      }
       throw error;
     }
   }

@@ -162,7 +162,7 @@ export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
       },
     },
     async (request, reply) => {
-      refuseRepeatedExternalIds(request.body.items);
+      refuseUnwritableItems(request.body.items);
       return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
         const results = await contactsRepository.batchUpsert(tx, workspaceId, request.body.items);
         return {
@@ -175,27 +175,32 @@ export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
   );
 };
 
-/** 422 naming every item whose external_id an earlier item of the batch already has. */
-function refuseRepeatedExternalIds(items: readonly ContactBatchItemT[]): void {
+/**
+ * 422 naming every item the schema let through that still cannot be written: an external_id an
+ * earlier item of the batch already has, or a NUL character, which PostgreSQL cannot store in
+ * text (a single write gets a 422 for it from the store; a batch says which item and property).
+ */
+function refuseUnwritableItems(items: readonly ContactBatchItemT[]): void {
   const firstIndex = new Map<string, number>();
-  const repeated: { index: number; errors: { field: string; message: string }[] }[] = [];
+  const bad: { index: number; errors: { field: string; message: string }[] }[] = [];
   items.forEach((item, index) => {
+    const errors: { field: string; message: string }[] = [];
     const first = firstIndex.get(item.external_id);
     if (first === undefined) firstIndex.set(item.external_id, index);
-    else
-      repeated.push({
-        index,
-        errors: [{ field: 'external_id', message: `repeats the external_id of item ${first}` }],
-      });
+    else errors.push({ field: 'external_id', message: `repeats the external_id of item ${first}` });
+    for (const [field, value] of Object.entries(item)) {
+      if (typeof value === 'string' && value.includes('\u0000')) {
+        errors.push({ field, message: 'holds a NUL character (U+0000), which cannot be stored' });
+      }
+    }
+    if (errors.length > 0) bad.push({ index, errors });
   });
-  if (repeated.length === 0) return;
+  if (bad.length === 0) return;
+  const problems = bad.flatMap((b) =>
+    b.errors.map((e) => ({ field: `items/${b.index}/${e.field}`, message: e.message })),
+  );
   throw new ApiError('validation_failed', {
-    message: `items/${repeated[0]!.index}/external_id: repeats the external_id of an earlier item; each external_id may appear once per batch.`,
-    details: {
-      errors: repeated
-        .slice(0, 20)
-        .map((r) => ({ field: `items/${r.index}/external_id`, message: r.errors[0]!.message })),
-      items: repeated,
-    },
+    message: `${problems[0]!.field}: ${problems[0]!.message}.`,
+    details: { errors: problems.slice(0, 20), items: bad },
   });
 }

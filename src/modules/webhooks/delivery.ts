@@ -1,6 +1,6 @@
 // The delivery loop each server process runs (WEBHOOK_DELIVERY=on). Every poll interval, when some
-// endpoint is active:
-//   1. enqueue: per endpoint, in one short transaction holding the endpoint's row (SKIP LOCKED:
+// endpoint exists:
+//   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one short transaction holding the endpoint's row (SKIP LOCKED:
 //      one process at a time), the events after its position become delivery rows and the
 //      position moves on. The feed never places a not-yet-visible event behind a visible one
 //      (docs/events.md), so a position never passes an event that commits later.
@@ -117,7 +117,7 @@ export class WebhookDelivery {
 
   async #oneTurn(): Promise<void> {
     const { db, config } = this.#deps;
-    const endpoints = await webhooksRepository.activeEndpointIds(db);
+    const endpoints = await webhooksRepository.endpointIds(db);
     if (endpoints.length === 0) return;
     if (Date.now() - this.#enqueuedAt >= config.pollIntervalMs) {
       this.#enqueuedAt = Date.now();

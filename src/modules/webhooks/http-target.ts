@@ -7,7 +7,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { WebhookTargetPolicy } from '../../config.js';
 
 /** How an attempt ended; the label of wsapi_webhook_deliveries_total. */
@@ -33,69 +34,33 @@ export interface OutboundRequest {
 export const USER_AGENT = 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
+/**
+ * The only IPv6 addresses a public target has: global unicast (2000::/3) that ipaddr.js does not
+ * name a special range, less the documentation range 3fff::/20 (RFC 9637), which it does not know.
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+const DOCUMENTATION_V6 = ipaddr.parseCIDR('3fff::/20');
 
-/** Addresses no public target has: private, shared (CGNAT), link-local (cloud metadata), reserved. */
-const NOT_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
-
-/** Why `address` may not be reached under `policy`, or null when it may. */
+/**
+ * Why `address` may not be reached under `policy`, or null when it may. An allow-list: an IPv4
+ * address must be plain unicast, an IPv6 address global unicast; every special range (private,
+ * shared, link-local and so cloud metadata, reserved, multicast, documentation, benchmarking) is
+ * refused, and so is every IPv6 form that carries an IPv4 address it could reach through a
+ * translator or tunnel (6to4, Teredo, NAT64 in both prefixes, SIIT, IPv4-compatible), whatever
+ * that address. An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 address it maps.
+ */
 export function refusalOf(address: string, policy: WebhookTargetPolicy): string | null {
   if (policy === 'any') return null;
-  const family = isIP(address);
-  if (family === 0) return `${address} is not an IP address`;
-  let type: 'ipv4' | 'ipv6' = family === 4 ? 'ipv4' : 'ipv6';
-  let plain = address;
-  // An IPv4 address written as IPv6 is that IPv4 address: ::ffff:10.0.0.1, or ::ffff:a00:1 as a
-  // URL's host normalizes it.
-  const mapped = family === 6 ? ipv4Mapped(address) : null;
-  if (mapped) {
-    plain = mapped;
-    type = 'ipv4';
-  }
-  if (LOOPBACK.check(plain, type)) {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  let ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  const range = ip.range();
+  if (range === 'loopback') {
     return policy === 'public+loopback' ? null : `${address} is a loopback address (WEBHOOK_TARGETS=${policy})`;
   }
-  return NOT_PUBLIC.check(plain, type) ? `${address} is not a public address (WEBHOOK_TARGETS=${policy})` : null;
-}
-
-/** The IPv4 address an IPv4-mapped IPv6 address (::ffff:0:0/96) stands for, or null. */
-function ipv4Mapped(address: string): string | null {
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  const isPublic =
+    range === 'unicast' && (ip.kind() === 'ipv4' || (ip.match(GLOBAL_UNICAST_V6) && !ip.match(DOCUMENTATION_V6)));
+  return isPublic ? null : `${address} is not a public address (WEBHOOK_TARGETS=${policy})`;
 }
 
 export class TargetRefused extends Error {}

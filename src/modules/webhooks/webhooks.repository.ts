@@ -192,17 +192,17 @@ export const webhooksRepository = {
     );
   },
 
-  /** Whether any endpoint is active: the delivery loop does nothing else while none is. */
-  async activeEndpointIds(db: Queryable): Promise<string[]> {
-    const { rows } = await db.query<{ id: string }>(
-      "SELECT id FROM webhook_endpoints WHERE status = 'active'",
-      [],
-      'webhook_active_endpoints',
-    );
+  /**
+   * Every endpoint, whatever its status: the feed is turned into deliveries for a disabled or
+   * failing endpoint too (only the claim waits for it to be active), so its backlog shows in
+   * `webhooks list` and in the oldest-pending metric. The loop does nothing else while there is none.
+   */
+  async endpointIds(db: Queryable): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM webhook_endpoints', [], 'webhook_endpoint_ids');
     return rows.map((r) => r.id);
   },
 
-  /** The endpoint to enqueue for, locked for this transaction; null when another process has it or it is not active. */
+  /** The endpoint to enqueue for, locked for this transaction; null when another process has it. */
   async lockForEnqueue(
     db: Queryable,
     id: string,
@@ -215,7 +215,7 @@ export const webhooksRepository = {
       seq: string;
     }>(
       `SELECT workspace_id, scopes, event_types, position_stamp::text AS stamp, position_seq::text AS seq
-         FROM webhook_endpoints WHERE id = $1 AND status = 'active' FOR UPDATE SKIP LOCKED`,
+         FROM webhook_endpoints WHERE id = $1 FOR UPDATE SKIP LOCKED`,
       [id],
       'webhook_lock_for_enqueue',
     );
