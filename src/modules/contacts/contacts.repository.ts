@@ -83,11 +83,12 @@ export const contactsRepository = {
    * Items whose values are all stored already are not written: no updated_at move, no event. The
    * others go in one statement, in item order, so their events follow the items' order.
    *
-   * Concurrent batches sharing external ids: the existing contacts are locked in external_id
-   * order (two batches never wait on each other in opposite orders), and before creating any, the
-   * batch takes its workspace's sync clock, which every writer of the workspace needs to commit a
-   * change (db/migrations/0005): a contact another writer created meanwhile has committed by then,
-   * and is read, locked and updated instead of created twice.
+   * Concurrent batches sharing external ids: each batch takes its ids (advisory locks, in
+   * external_id order) before locking any contact, so two batches never wait on each other in
+   * opposite orders; and before creating any, the batch takes its workspace's sync clock, which
+   * every writer of the workspace needs to commit a change (db/migrations/0005): a contact another
+   * writer created meanwhile has committed by then, and is read, locked and updated instead of
+   * created twice.
    */
   async batchUpsert(
     db: Queryable,
@@ -104,6 +105,17 @@ export const contactsRepository = {
       );
       for (const row of rows) stored.set(row.external_id!, row);
     };
+    // Batches that share external ids take them one after the other, in one order: each id's
+    // transaction-scoped advisory lock, in external_id order, before any row lock. Without it, a
+    // batch holding a row another batch created meanwhile can wait for the sync clock while the
+    // other, holding the clock, waits for that row (a deadlock PostgreSQL breaks by aborting one).
+    // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0).
+    await db.query(
+      `SELECT count(pg_advisory_xact_lock(hashtextextended($1::text || ':' || id, 1)))
+         FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,
+      [workspaceId, items.map((i) => i.external_id)],
+      'contacts_batch_ids',
+    );
     await lockStored(items.map((i) => i.external_id));
     const missing = items.map((i) => i.external_id).filter((id) => !stored.has(id));
     if (missing.length > 0) {
