@@ -33,36 +33,10 @@ export interface Queryable {
 
 export type StoreKind = 'postgres' | 'embedded';
 
-/**
- * A transaction's first statement. Its parameters are strings: on PostgreSQL they are written into
- * the statement as quoted literals (pg.escapeLiteral), because a statement sent with BEGIN in one
- * message cannot take bound parameters.
- */
-export interface OpeningStatement {
-  sql: string;
-  params: readonly string[];
-}
-
-/** `sql` with each $n replaced by the n-th parameter as a quoted literal. */
-export function inlineParameters(sql: string, params: readonly string[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = params[Number(n) - 1];
-    if (value === undefined) throw new Error(`no parameter $${n}`);
-    return pg.escapeLiteral(value);
-  });
-}
-
 export interface Database extends Queryable {
   readonly kind: StoreKind;
-  /**
-   * Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it
-   * throws. `opening`, when given, is the transaction's first statement: on PostgreSQL it goes in
-   * the same round trip as BEGIN (a hot write saves one), and `work` gets its rows.
-   */
-  transaction<T>(
-    work: (tx: Queryable, opened: Record<string, unknown>[]) => Promise<T>,
-    opening?: OpeningStatement,
-  ): Promise<T>;
+  /** Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
   listen(
     channel: string,
@@ -142,7 +116,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     query: (sql, params, name) => run(pool, sql, params, name),
     queryArrays: (sql, params, name) => runArrays(pool, sql, params, name),
     exec: async (script) => void (await pool.query(script)),
-    async transaction(work, opening) {
+    async transaction(work) {
       let broken: Error | undefined;
       // A checked-out client has no pool listener: a connection lost mid-transaction (server
       // restart, terminated backend) must become this transaction's failure, not a crash. The
@@ -161,21 +135,13 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         });
       });
       try {
-        let opened: Record<string, unknown>[] = [];
-        if (opening) {
-          const results = (await client.query(
-            `BEGIN; ${inlineParameters(opening.sql, opening.params)}`,
-          )) as unknown as pg.QueryResult[];
-          opened = results[1]!.rows as Record<string, unknown>[];
-        } else {
-          await client.query('BEGIN');
-        }
+        await client.query('BEGIN');
         const tx: Queryable = {
           query: (sql, params, name) => run(client, sql, params, name),
           queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
           exec: async (script) => void (await client.query(script)),
         };
-        const result = await work(tx, opened);
+        const result = await work(tx);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -246,19 +212,15 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     query: (sql, params) => track(() => run(db, sql, params)),
     queryArrays: (sql, params) => track(() => runArrays(db, sql, params)),
     exec: (script) => track(async () => void (await db.exec(script))),
-    transaction: (work, opening) =>
+    transaction: (work) =>
       track(() =>
-        db.transaction(async (tx) => {
-          const opened = opening ? (await run<Record<string, unknown>>(tx, opening.sql, opening.params)).rows : [];
-          return work(
-            {
-              query: (sql, params) => run(tx, sql, params),
-              queryArrays: (sql, params) => runArrays(tx, sql, params),
-              exec: async (script) => void (await tx.exec(script)),
-            },
-            opened,
-          );
-        }),
+        db.transaction((tx) =>
+          work({
+            query: (sql, params) => run(tx, sql, params),
+            queryArrays: (sql, params) => runArrays(tx, sql, params),
+            exec: async (script) => void (await tx.exec(script)),
+          }),
+        ),
       ),
     async listen(channel, onMessage) {
       const unsubscribe = await db.listen(channel, onMessage);

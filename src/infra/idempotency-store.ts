@@ -46,15 +46,6 @@ export function requestFingerprint(r: Pick<IdempotentRequest, 'method' | 'route'
     .digest();
 }
 
-/** What idempotency_claim() answers: whether this request holds the key, and the key's stored answer. */
-interface ClaimRow {
-  locked: boolean;
-  request_sha256: Uint8Array | null;
-  status_code: number | null;
-  response_body: string | null;
-  erased: boolean | null;
-}
-
 export class IdempotencyStore {
   readonly #db: Database;
   readonly #ttlHours: number;
@@ -84,33 +75,46 @@ export class IdempotencyStore {
     write: (tx: Queryable) => Promise<WriteResult>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
-    return this.#db.transaction(
-      async (tx, opened) => {
-        const claim = opened as unknown as ClaimRow[];
-        const { locked, ...previous } = claim[0]!;
-        if (previous.request_sha256 !== null) {
-          if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
-          // The contact it wrote was deleted since, and the stored answer with it (db/migrations/0010):
-          // the request is not run again, and nothing of the contact is told.
-          if (previous.erased) {
-            throw new ApiError('resource_not_found', {
-              message:
-                'This request was already carried out, and a contact it wrote has since been deleted: its stored answer was erased with it.',
-            });
-          }
-          return {
-            statusCode: previous.status_code!,
-            body: JSON.parse(previous.response_body!) as unknown,
-            replayed: true,
-          };
+    return this.#db.transaction(async (tx) => {
+      // One round trip (db/migrations/0011): claim the key without waiting, name the request for
+      // the events this write causes, and read the key's stored answer, in a snapshot taken after
+      // the claim. Read even when the claim failed: a key whose write has committed replays without
+      // waiting for (or being refused by) another replay of it that holds the lock right now.
+      const { rows: claim } = await tx.query<{
+        locked: boolean;
+        request_sha256: Uint8Array | null;
+        status_code: number | null;
+        response_body: string | null;
+        erased: boolean | null;
+      }>(
+        'SELECT locked, request_sha256, status_code, response_body, erased FROM idempotency_claim($1, $2, $3)',
+        [request.workspaceId, request.key, request.requestId],
+        'idem_claim',
+      );
+      const { locked, ...previous } = claim[0]!;
+      if (previous.request_sha256 !== null) {
+        if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
+        // The contact it wrote was deleted since, and the stored answer with it (db/migrations/0010):
+        // the request is not run again, and nothing of the contact is told.
+        if (previous.erased) {
+          throw new ApiError('resource_not_found', {
+            message:
+              'This request was already carried out, and a contact it wrote has since been deleted: its stored answer was erased with it.',
+          });
         }
-        // Not committed yet and claimed by another request: that one is still running.
-        if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
+        return {
+          statusCode: previous.status_code!,
+          body: JSON.parse(previous.response_body!) as unknown,
+          replayed: true,
+        };
+      }
+      // Not committed yet and claimed by another request: that one is still running.
+      if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
-        const result = await write(tx);
-        const payload = serialize(result.statusCode, result.body);
-        await tx.query(
-          `INSERT INTO idempotency_keys
+      const result = await write(tx);
+      const payload = serialize(result.statusCode, result.body);
+      await tx.query(
+        `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, resource_ids, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $8, now() + $7::int * interval '1 hour')
          ON CONFLICT (workspace_id, key) DO UPDATE
@@ -118,30 +122,20 @@ export class IdempotencyStore {
                response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
                resource_ids = EXCLUDED.resource_ids, erased = false,
                created_at = now(), expires_at = EXCLUDED.expires_at`,
-          [
-            request.workspaceId,
-            request.key,
-            fingerprint,
-            result.statusCode,
-            payload,
-            writtenResourceId(result.body),
-            this.#ttlHours,
-            result.resourceIds ?? null,
-          ],
-          'idem_store',
-        );
-        return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
-      },
-      // One round trip (db/migrations/0011), sent with BEGIN: claim the key without waiting, name
-      // the request for the events this write causes, and read the key's stored answer, in a
-      // snapshot taken after the claim. Read even when the claim failed: a key whose write has
-      // committed replays without waiting for (or being refused by) another replay of it that
-      // holds the lock right now.
-      {
-        sql: 'SELECT locked, request_sha256, status_code, response_body, erased FROM idempotency_claim($1::uuid, $2::text, $3::text)',
-        params: [request.workspaceId, request.key, request.requestId],
-      },
-    );
+        [
+          request.workspaceId,
+          request.key,
+          fingerprint,
+          result.statusCode,
+          payload,
+          writtenResourceId(result.body),
+          this.#ttlHours,
+          result.resourceIds ?? null,
+        ],
+        'idem_store',
+      );
+      return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
+    });
   }
 
   /** Deletes expired records in small batches; returns how many went. */
