@@ -1,0 +1,107 @@
+// The index a list page runs on: the (updated_at, id) keyset predicate is an index range condition,
+// and the page statements the service actually sends (with a cursor, with a filter) are range scans
+// of the sync indexes, without a sort — a page never reads the whole workspace.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { firstCursor as firstCursorOf, withCursor } from './pagination-support.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+const get = (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key });
+const firstCursor = (w: TestWorkspace, path: string) => firstCursorOf(server, w, path);
+
+describe('index use', () => {
+  /** Enough rows for the planner's choice to matter: a page must not read the whole workspace. */
+  let big: TestWorkspace;
+  let bigContacts: any[];
+  let bigAppointments: any[];
+  before(async () => {
+    big = await server.workspace();
+    await ownerCommands.seed(server.owner, { workspaceId: big.id, amounts: { contacts: 5000, appointments: 3000 } });
+    await server.db.query('ANALYZE contacts');
+    await server.db.query('ANALYZE appointments');
+    bigContacts = (await get(big, '/v1/contacts?limit=100')).json.data;
+    bigAppointments = (await get(big, '/v1/appointments?limit=100')).json.data;
+  });
+
+  async function plan(sql: string, params: readonly unknown[]): Promise<string> {
+    const { rows } = await server.db.query<Record<string, string>>(`EXPLAIN ${sql}`, params);
+    return rows.map((r) => Object.values(r)[0]).join('\n');
+  }
+
+  /** The statements the service sends to the store while answering GET `path`. */
+  async function statementsOf(w: TestWorkspace, path: string): Promise<{ sql: string; params: readonly unknown[] }[]> {
+    const db = server.db;
+    const seen: { sql: string; params: readonly unknown[] }[] = [];
+    const methods = ['query', 'queryArrays'] as const;
+    const own = methods.map((m) => Object.getOwnPropertyDescriptor(db, m)!);
+    for (const [i, m] of methods.entries()) {
+      const original = own[i]!.value as (sql: string, params?: readonly unknown[], name?: string) => unknown;
+      Object.defineProperty(db, m, {
+        ...own[i],
+        value: (sql: string, params?: readonly unknown[], name?: string) => {
+          seen.push({ sql, params: params ?? [] });
+          return original(sql, params, name);
+        },
+      });
+    }
+    try {
+      assert.equal((await get(w, path)).status, 200);
+    } finally {
+      for (const [i, m] of methods.entries()) Object.defineProperty(db, m, own[i]!);
+    }
+    return seen;
+  }
+
+  function assertKeysetRangeScan(text: string, index: string, table: string): void {
+    assert.match(text, new RegExp(`Index (Only )?Scan using ${index} on ${table}`), text);
+    assert.match(text, /Index Cond: .*ROW\(updated_at, id\) > ROW\(/, text);
+    assert.doesNotMatch(text, /Sort|Seq Scan/, text);
+  }
+
+  test('the (updated_at, id) keyset predicate is an index range condition on contacts_sync', async () => {
+    const pivot = bigContacts[50];
+    const text = await plan(
+      `SELECT id FROM contacts WHERE workspace_id = $1 AND (updated_at, id) > ($2::timestamptz, $3::uuid)
+        ORDER BY updated_at, id LIMIT 51`,
+      [big.id, pivot.updated_at, pivot.id],
+    );
+    assertKeysetRangeScan(text, 'contacts_sync', 'contacts');
+    const appt = bigAppointments[50];
+    const apptText = await plan(
+      `SELECT id FROM appointments WHERE workspace_id = $1 AND (updated_at, id) > ($2::timestamptz, $3::uuid)
+        ORDER BY updated_at, id LIMIT 51`,
+      [big.id, appt.updated_at, appt.id],
+    );
+    assertKeysetRangeScan(apptText, 'appointments_sync', 'appointments');
+  });
+
+  test('the page statements the service runs are range scans of the sync indexes, without a sort', async () => {
+    const cases = [
+      { w: big, path: '/v1/contacts', index: 'contacts_sync', table: 'contacts' },
+      { w: big, path: '/v1/contacts?status=talking', index: 'contacts_status_sync', table: 'contacts' },
+      { w: big, path: '/v1/appointments', index: 'appointments_sync', table: 'appointments' },
+    ];
+    const problems: string[] = [];
+    for (const c of cases) {
+      const cursor = await firstCursor(c.w, c.path);
+      const statements = (await statementsOf(c.w, withCursor(c.path, cursor))).filter((s) =>
+        new RegExp(`FROM ${c.table} WHERE[\\s\\S]*ORDER BY`).test(s.sql),
+      );
+      assert.equal(statements.length, 1, `one page statement for ${c.path}`);
+      const text = await plan(statements[0]!.sql, statements[0]!.params);
+      try {
+        assertKeysetRangeScan(text, c.index, c.table);
+      } catch {
+        problems.push(`${c.path} with a cursor:\n${text}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+});
