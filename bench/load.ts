@@ -150,7 +150,7 @@ export function repetitionOf(latencies: number[], seconds: number, unexpected: n
 }
 
 /** Nearest-rank percentile of sorted values (NaN when there are none). */
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }

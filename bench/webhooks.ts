@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/infra/database.js';
 import { webhookCommands, type WebhookContext } from '../src/modules/webhooks/webhooks.service.js';
 import { BENCH_ORIGIN } from './dataset.js';
+import { percentile } from './load.js';
 import type { Fixtures } from './fixtures.js';
 import type { Server } from './processes.js';
 import { BATCH_SIZE } from './settings.js';
@@ -127,13 +128,12 @@ export async function measureWebhooks(
     }, 'latency events');
     const byResource = receivedAt();
     const latencies = [...answered].map(([id, at]) => byResource.get(id)! - at).sort((a, b) => a - b);
-    const rank = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!;
     return {
       backlog_events: BACKLOG,
       events_per_second: eventsPerSecond,
       latency_writes: LATENCY_WRITES,
-      latency_p50_ms: Math.round(rank(50) * 10) / 10,
-      latency_p99_ms: Math.round(rank(99) * 10) / 10,
+      latency_p50_ms: Math.round(percentile(latencies, 0.5) * 10) / 10,
+      latency_p99_ms: Math.round(percentile(latencies, 0.99) * 10) / 10,
       duplicates,
       poll_interval_ms: config.webhooks.pollIntervalMs,
       concurrency: config.webhooks.concurrency,

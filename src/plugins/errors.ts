@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorObject } from 'ajv';
 import { isStoreUnavailable } from '../infra/database.js';
 import { lingerAfterRefusal } from '../http/lingering-close.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, validationFailed } from '../shared/errors.js';
 import './types.js';
 
 type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
@@ -182,8 +182,6 @@ function parameterName(e: ErrorObject): string {
   return p.additionalProperty ?? p.missingProperty ?? (e.instancePath.replace(/^\//, '') || 'parameter');
 }
 
-const MAX_REPORTED_PROBLEMS = 20;
-
 function bodyValidationError(errors: ErrorObject[]): ApiError {
   // Errors inside an anyOf branch only explain why that branch failed; the anyOf itself carries
   // the rule, written in its description.
@@ -199,42 +197,7 @@ function bodyValidationError(errors: ErrorObject[]): ApiError {
             : e.instancePath;
       return { field: field.replace(/^\//, '') || null, message: bodyMessage(e) };
     });
-  const first = problems[0];
-  const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
-  // A body with thousands of problems gets the first ones: an error answer is never larger than
-  // the request that caused it.
-  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
-  return new ApiError('validation_failed', {
-    message,
-    details: {
-      errors: shown,
-      ...(problems.length > shown.length ? { more_errors: problems.length - shown.length } : {}),
-      ...itemsOf(problems),
-    },
-  });
-}
-
-/**
- * A body carrying an `items` array (the batch operations) also gets its problems by item: every
- * bad item's index with its own problems, fields named within the item. A batch is all or
- * nothing, so the client learns every item to fix from one answer (bounded by the batch's size).
- */
-function itemsOf(problems: { field: string | null; message: string }[]): {
-  items?: { index: number; errors: { field: string | null; message: string }[] }[];
-} {
-  const byIndex = new Map<number, { field: string | null; message: string }[]>();
-  for (const problem of problems) {
-    const match = /^items\/(\d+)(?:\/(.+))?$/.exec(problem.field ?? '');
-    if (!match) continue;
-    const index = Number(match[1]);
-    const list = byIndex.get(index) ?? [];
-    list.push({ field: match[2] ?? null, message: problem.message });
-    byIndex.set(index, list);
-  }
-  if (byIndex.size === 0) return {};
-  return {
-    items: [...byIndex.entries()].sort(([a], [b]) => a - b).map(([index, errors]) => ({ index, errors })),
-  };
+  return validationFailed(problems);
 }
 
 function bodyMessage(e: ErrorObject): string {

@@ -174,3 +174,41 @@ export const insufficientScope = (scope: string, message: string, details: Recor
   });
 
 export const notFound = (what: string) => new ApiError('resource_not_found', { message: `No such ${what}.` });
+
+/** One problem of a request body: the field (a path such as `items/3/email`; null: the body) and what is wrong. */
+export interface BodyProblem {
+  field: string | null;
+  message: string;
+}
+
+const MAX_REPORTED_PROBLEMS = 20;
+
+/**
+ * The 422 of a body's problems, whoever found them (the schema's validator, or a rule the schema
+ * cannot say): the first one in the message, the first 20 in details.errors (an error answer is
+ * never larger than the request that caused it), and, for a body carrying an `items` array (the
+ * batch operations), every bad item's index with its own problems, fields named within the item.
+ * A batch is all or nothing, so the client learns every item to fix from one answer.
+ */
+export function validationFailed(problems: readonly BodyProblem[]): ApiError {
+  const first = problems[0];
+  const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
+  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
+  const byIndex = new Map<number, BodyProblem[]>();
+  for (const problem of problems) {
+    const match = /^items\/(\d+)(?:\/(.+))?$/.exec(problem.field ?? '');
+    if (!match) continue;
+    const index = Number(match[1]);
+    byIndex.set(index, [...(byIndex.get(index) ?? []), { field: match[2] ?? null, message: problem.message }]);
+  }
+  return new ApiError('validation_failed', {
+    message,
+    details: {
+      errors: shown,
+      ...(problems.length > shown.length ? { more_errors: problems.length - shown.length } : {}),
+      ...(byIndex.size > 0
+        ? { items: [...byIndex].sort(([a], [b]) => a - b).map(([index, errors]) => ({ index, errors })) }
+        : {}),
+    },
+  });
+}

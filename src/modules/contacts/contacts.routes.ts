@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError, notFound } from '../../shared/errors.js';
+import { notFound, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -182,25 +182,19 @@ export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
  */
 function refuseUnwritableItems(items: readonly ContactBatchItemT[]): void {
   const firstIndex = new Map<string, number>();
-  const bad: { index: number; errors: { field: string; message: string }[] }[] = [];
+  const problems: BodyProblem[] = [];
   items.forEach((item, index) => {
-    const errors: { field: string; message: string }[] = [];
     const first = firstIndex.get(item.external_id);
     if (first === undefined) firstIndex.set(item.external_id, index);
-    else errors.push({ field: 'external_id', message: `repeats the external_id of item ${first}` });
+    else problems.push({ field: `items/${index}/external_id`, message: `repeats the external_id of item ${first}` });
     for (const [field, value] of Object.entries(item)) {
       if (typeof value === 'string' && value.includes('\u0000')) {
-        errors.push({ field, message: 'holds a NUL character (U+0000), which cannot be stored' });
+        problems.push({
+          field: `items/${index}/${field}`,
+          message: 'holds a NUL character (U+0000), which cannot be stored',
+        });
       }
     }
-    if (errors.length > 0) bad.push({ index, errors });
   });
-  if (bad.length === 0) return;
-  const problems = bad.flatMap((b) =>
-    b.errors.map((e) => ({ field: `items/${b.index}/${e.field}`, message: e.message })),
-  );
-  throw new ApiError('validation_failed', {
-    message: `${problems[0]!.field}: ${problems[0]!.message}.`,
-    details: { errors: problems.slice(0, 20), items: bad },
-  });
+  if (problems.length > 0) throw validationFailed(problems);
 }
