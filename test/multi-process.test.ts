@@ -95,6 +95,26 @@ async function bothRefuseWithin(limitMs: number, key: string, expected: number):
   assert.ok(Date.now() - start <= limitMs, `took ${Date.now() - start} ms`);
 }
 
+/**
+ * 8 batch upserts of 100 contacts, spread over `servers` at once, with a write-only key of 5
+ * requests a minute: a batch is one request of the quota wherever it lands, so exactly 5 pass and
+ * write their 100 contacts, and the 3 others are 429 and write nothing.
+ */
+async function batchesCountOneRequestEach(servers: ServerProcess[]): Promise<void> {
+  const { key, workspaceId } = await newKey({ rateLimitPerMinute: 5, scopes: ['contacts:write'] });
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, n) => {
+      const items = Array.from({ length: 100 }, (_, i) => ({ external_id: `quota-${n}-${i}`, name: `Quota ${n}` }));
+      return call(servers[n % servers.length]!, 'POST', '/v2/contacts/batch/upsert', key, { items }, idem());
+    }),
+  );
+  assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 429, 429, 429]);
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1', [
+    workspaceId,
+  ]);
+  assert.equal(rows[0]!.n, 500);
+}
+
 describe('two server processes sharing PostgreSQL and Redis', () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
@@ -141,6 +161,18 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
         `${name}: every passing request saw its own count`,
       );
     }
+  });
+
+  test('a batch upsert is one request of a key quota across both processes, for a write-only key', async () => {
+    await batchesCountOneRequestEach([a, b]);
+  });
+
+  test('keys rotate with no grace: both processes refuse the old key within a second', async () => {
+    const { key, keyId } = await newKey({ scopes: ['contacts:read'] });
+    await bothRefuseWithin(1_000, key, 200);
+    const { new_key } = await ownerCommands.rotateKey(owner, { keyId, graceMs: 0 });
+    await bothRefuseWithin(1_000, key, 401);
+    await bothRefuseWithin(1_000, new_key.key, 200);
   });
 
   test('a revoked key is refused by both processes within a second', async () => {
@@ -298,6 +330,10 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
         assert.equal(rows[0]!.n, 1, `${method} round ${i}: one contact`);
       }
     }
+  });
+
+  test('a batch upsert is one request of a key quota across every process, for a write-only key', async () => {
+    await batchesCountOneRequestEach([cluster, single]);
   });
 
   test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {

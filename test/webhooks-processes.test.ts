@@ -30,7 +30,14 @@ let receiver: Receiver;
 before(async () => {
   dataDir = tempDir();
   if (STORE === 'postgres') own = await ownPostgresDatabase('wsapi_webhooks_proc');
-  env = storeEnv(dataDir, { ...WEBHOOK_ENV, ...(own ? { DATABASE_URL: own.url } : {}), LOG_LEVEL: 'info' });
+  // The README's default deployment: no REDIS_URL (webhooks never use Redis; the writers' rate
+  // limits are then counted in PostgreSQL by every worker).
+  env = storeEnv(dataDir, {
+    ...WEBHOOK_ENV,
+    ...(own ? { DATABASE_URL: own.url } : {}),
+    LOG_LEVEL: 'info',
+    REDIS_URL: undefined,
+  });
   receiver = await new Receiver().start();
   server = await startServer(env, STORE === 'postgres' ? ['--workers', '2'] : []);
 });
