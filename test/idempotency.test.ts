@@ -499,3 +499,69 @@ describe('the Idempotency-Key header itself', () => {
     assert.equal((await post(contactBody(), 'K'.repeat(128))).status, 201);
   });
 });
+
+// The answer is stored by a call sent with the COMMIT in one message, its values written as SQL
+// literals (src/infra/database.ts, sqlCall): keys and bodies holding what ends or escapes a literal
+// must be stored and replayed exactly, and must never run as SQL.
+describe('the stored answer, written with the commit', () => {
+  const awkwardKeys = [`it's-a-key`, `back\\slash\\x41\\'`, `$$dollar$$;--`, `'');COMMIT;DROP-TABLE-contacts;--`];
+  const awkwardName = `O'Brien \\ "quoted" $$ '); DROP TABLE contacts; -- ünïcødé 😀 \\x00 E'\\''`;
+
+  test('POST, PUT and a batch with awkward keys and bodies: stored as sent, replayed byte for byte', async () => {
+    const w = await server.workspace();
+    for (const key of awkwardKeys) {
+      const body = contactBody({ name: awkwardName, company_name: `${key} \\\\ ''` });
+      const first = await post(body, key, w);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.json.data.name, awkwardName);
+      const { rows } = await server.db.query<{ response_body: string; resource_id: string; status_code: number }>(
+        'SELECT response_body, resource_id, status_code FROM idempotency_keys WHERE workspace_id = $1 AND key = $2',
+        [w.id, key],
+      );
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.response_body, first.text, 'the record holds the answer exactly as sent');
+      assert.equal(rows[0]!.resource_id, first.json.data.id);
+      assert.equal(rows[0]!.status_code, 201);
+      assertReplayOf(await post(body, key, w), first);
+      // the fingerprint was stored as the bytes it is: another body under the key is a collision
+      assertError(await post(contactBody(), key, w), 409, 'idempotency_error', 'idempotency_key_reused');
+    }
+    const putKey = `${awkwardKeys[1]}-put`;
+    const upserted = await put('awkward-1', { name: awkwardName }, putKey, w);
+    assert.equal(upserted.status, 201, upserted.text);
+    assertReplayOf(await put('awkward-1', { name: awkwardName }, putKey, w), upserted);
+
+    const batchKey = `${awkwardKeys[3]}-batch`;
+    const items = [
+      { external_id: 'awkward-1', name: `${awkwardName} again` },
+      { external_id: 'awkward-2', name: awkwardName },
+    ];
+    const batch = await server.request('POST', '/v2/contacts/batch/upsert', {
+      key: w.key,
+      body: { items },
+      idem: batchKey,
+    });
+    assert.equal(batch.status, 200, batch.text);
+    const { rows: stored } = await server.db.query<{ ids: string[] }>(
+      'SELECT resource_ids::text[] AS ids FROM idempotency_keys WHERE workspace_id = $1 AND key = $2',
+      [w.id, batchKey],
+    );
+    assert.deepEqual(
+      stored[0]!.ids,
+      batch.json.data.map((r: { contact: { id: string } }) => r.contact.id),
+      'the batch answer is stored with the ids of its contacts',
+    );
+    const again = await server.request('POST', '/v2/contacts/batch/upsert', {
+      key: w.key,
+      body: { items },
+      idem: batchKey,
+    });
+    assertReplayOf(again, batch);
+
+    const { rows: count } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1',
+      [w.id],
+    );
+    assert.equal(count[0]!.n, awkwardKeys.length + 2, 'one contact per first request, none per replay');
+  });
+});

@@ -31,12 +31,24 @@ export interface Queryable {
   exec(script: string): Promise<void>;
 }
 
+/** The handle a transaction's work gets: a Queryable, and a last statement sent with the COMMIT. */
+export interface Transaction extends Queryable {
+  /**
+   * Calls the SQL function `fn` with `args` as the transaction's last statement, after `work` has
+   * resolved. On PostgreSQL the call and the COMMIT go in one message (the simple protocol, the
+   * values written as literals by `sqlCall`): one round trip fewer, which counts where the
+   * transaction holds a lock other writers wait for (the workspace's sync clock). If the call
+   * fails, nothing commits and the transaction's promise rejects with its error.
+   */
+  commitWith(fn: string, args: readonly unknown[]): void;
+}
+
 export type StoreKind = 'postgres' | 'embedded';
 
 export interface Database extends Queryable {
   readonly kind: StoreKind;
   /** Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
   listen(
     channel: string,
@@ -77,6 +89,43 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
       if (n >= 3 || (code !== '40P01' && code !== '40001')) throw err;
     }
   }
+}
+
+/**
+ * `SELECT fn(args...)` with every value written as a quoted SQL literal: an untyped literal takes
+ * the type of the function's parameter, as a bound parameter would. For the messages that cannot
+ * carry parameters (several statements in one). Strings go through `pg`'s escapeLiteral (quotes
+ * doubled; backslashes doubled in an E'' string), so no value can end its literal early.
+ */
+export function sqlCall(fn: string, args: readonly unknown[]): string {
+  return `SELECT ${functionName(fn)}(${args.map(sqlLiteral).join(', ')})`;
+}
+
+/** `SELECT fn($1, $2, ...)`, for a store that takes the values as bound parameters. */
+function parameterizedCall(fn: string, count: number): string {
+  return `SELECT ${functionName(fn)}(${Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ')})`;
+}
+
+function functionName(fn: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(fn)) throw new Error(`not a function name: ${fn}`);
+  return fn;
+}
+
+function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'boolean') return value ? "'true'" : "'false'";
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+    return `'${value.toString()}'`;
+  }
+  if (value instanceof Uint8Array) return pg.escapeLiteral(`\\x${Buffer.from(value).toString('hex')}`);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    // PostgreSQL's array input syntax: each element double-quoted, with " and \ escaped by \.
+    const elements = value.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`);
+    return pg.escapeLiteral(`{${elements.join(',')}}`);
+  }
+  throw new Error(`no SQL literal for a value of type ${typeof value}`);
 }
 
 // ------------------------------------------------------------------------------------------ PostgreSQL
@@ -136,13 +185,17 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
       });
       try {
         await client.query('BEGIN');
-        const tx: Queryable = {
+        let lastStatement: string | undefined;
+        const tx: Transaction = {
           query: (sql, params, name) => run(client, sql, params, name),
           queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
           exec: async (script) => void (await client.query(script)),
+          commitWith: (fn, args) => void (lastStatement = sqlCall(fn, args)),
         };
         const result = await work(tx);
-        await client.query('COMMIT');
+        // Without parameters, `pg` sends the text as one simple-protocol message: if the last
+        // statement fails, PostgreSQL skips the COMMIT after it, and the ROLLBACK below ends it.
+        await client.query(lastStatement === undefined ? 'COMMIT' : `${lastStatement}; COMMIT`);
         return result;
       } catch (err) {
         try {
@@ -214,13 +267,19 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     exec: (script) => track(async () => void (await db.exec(script))),
     transaction: (work) =>
       track(() =>
-        db.transaction((tx) =>
-          work({
+        db.transaction(async (tx) => {
+          let last: { fn: string; args: readonly unknown[] } | undefined;
+          const result = await work({
             query: (sql, params) => run(tx, sql, params),
             queryArrays: (sql, params) => runArrays(tx, sql, params),
             exec: async (script) => void (await tx.exec(script)),
-          }),
-        ),
+            commitWith: (fn, args) => void (last = { fn, args }),
+          });
+          // In-process, a round trip costs nothing: the call runs as a statement of its own, with
+          // bound parameters, and PGlite commits after it.
+          if (last) await tx.query(parameterizedCall(last.fn, last.args.length), [...last.args]);
+          return result;
+        }),
       ),
     async listen(channel, onMessage) {
       const unsubscribe = await db.listen(channel, onMessage);
