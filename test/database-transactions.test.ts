@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { sqlCall, type Database } from '../src/infra/database.js';
 import { openTestDatabase } from './harness.js';
 
@@ -64,6 +65,8 @@ test('sqlCall writes strings, bytes, numbers, booleans, nulls and text arrays as
   for (const s of strings) {
     const { rows } = await db.query<{ concat: string }>(sqlCall('concat', [s]));
     assert.equal(rows[0]!.concat, s);
+    // quoted exactly as pg's own escapeLiteral quotes
+    assert.equal(sqlCall('concat', [s]), `SELECT concat(${pg.escapeLiteral(s)})`);
   }
   const bytes = Buffer.from([0, 1, 39, 92, 255, 36, 36]);
   const { rows: hex } = await db.query<{ encode: string }>(sqlCall('encode', [bytes, 'hex']));

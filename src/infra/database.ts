@@ -94,8 +94,9 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
 /**
  * `SELECT fn(args...)` with every value written as a quoted SQL literal: an untyped literal takes
  * the type of the function's parameter, as a bound parameter would. For the messages that cannot
- * carry parameters (several statements in one). Strings go through `pg`'s escapeLiteral (quotes
- * doubled; backslashes doubled in an E'' string), so no value can end its literal early.
+ * carry parameters (several statements in one). Strings are quoted as `pg`'s escapeLiteral quotes
+ * them (quotes doubled; with a backslash, backslashes doubled in an E'' string, which reads the same
+ * whatever standard_conforming_strings says), so no value can end its literal early.
  */
 export function sqlCall(fn: string, args: readonly unknown[]): string {
   return `SELECT ${functionName(fn)}(${args.map(sqlLiteral).join(', ')})`;
@@ -113,19 +114,28 @@ function functionName(fn: string): string {
 
 function sqlLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'string') return quoteString(value);
   if (typeof value === 'boolean') return value ? "'true'" : "'false'";
   if (typeof value === 'number' || typeof value === 'bigint') {
     if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
     return `'${value.toString()}'`;
   }
-  if (value instanceof Uint8Array) return pg.escapeLiteral(`\\x${Buffer.from(value).toString('hex')}`);
+  if (value instanceof Uint8Array) return quoteString(`\\x${Buffer.from(value).toString('hex')}`);
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
     // PostgreSQL's array input syntax: each element double-quoted, with " and \ escaped by \.
     const elements = value.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`);
-    return pg.escapeLiteral(`{${elements.join(',')}}`);
+    return quoteString(`{${elements.join(',')}}`);
   }
   throw new Error(`no SQL literal for a value of type ${typeof value}`);
+}
+
+/**
+ * escapeLiteral's result, made with two regular-expression passes instead of its loop over the
+ * characters: a batch's stored answer is tens of kilobytes, and the loop took 0.7 ms of it.
+ */
+function quoteString(value: string): string {
+  const quoted = `'${value.replace(/'/g, "''")}'`;
+  return value.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
 }
 
 // ------------------------------------------------------------------------------------------ PostgreSQL
