@@ -31,24 +31,12 @@ export interface Queryable {
   exec(script: string): Promise<void>;
 }
 
-/** The handle a transaction's work gets: a Queryable, and a last statement sent with the COMMIT. */
-export interface Transaction extends Queryable {
-  /**
-   * Calls the SQL function `fn` with `args` as the transaction's last statement, after `work` has
-   * resolved. On PostgreSQL the call and the COMMIT go in one message (the simple protocol, the
-   * values written as literals by `sqlCall`): one round trip fewer, which counts where the
-   * transaction holds a lock other writers wait for (the workspace's sync clock). If the call
-   * fails, nothing commits and the transaction's promise rejects with its error.
-   */
-  commitWith(fn: string, args: readonly unknown[]): void;
-}
-
 export type StoreKind = 'postgres' | 'embedded';
 
 export interface Database extends Queryable {
   readonly kind: StoreKind;
   /** Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
-  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
   listen(
     channel: string,
@@ -89,53 +77,6 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
       if (n >= 3 || (code !== '40P01' && code !== '40001')) throw err;
     }
   }
-}
-
-/**
- * `SELECT fn(args...)` with every value written as a quoted SQL literal: an untyped literal takes
- * the type of the function's parameter, as a bound parameter would. For the messages that cannot
- * carry parameters (several statements in one). Strings are quoted as `pg`'s escapeLiteral quotes
- * them (quotes doubled; with a backslash, backslashes doubled in an E'' string, which reads the same
- * whatever standard_conforming_strings says), so no value can end its literal early.
- */
-export function sqlCall(fn: string, args: readonly unknown[]): string {
-  return `SELECT ${functionName(fn)}(${args.map(sqlLiteral).join(', ')})`;
-}
-
-/** `SELECT fn($1, $2, ...)`, for a store that takes the values as bound parameters. */
-function parameterizedCall(fn: string, count: number): string {
-  return `SELECT ${functionName(fn)}(${Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ')})`;
-}
-
-function functionName(fn: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(fn)) throw new Error(`not a function name: ${fn}`);
-  return fn;
-}
-
-function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return quoteString(value);
-  if (typeof value === 'boolean') return value ? "'true'" : "'false'";
-  if (typeof value === 'number' || typeof value === 'bigint') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-    return `'${value.toString()}'`;
-  }
-  if (value instanceof Uint8Array) return quoteString(`\\x${Buffer.from(value).toString('hex')}`);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
-    // PostgreSQL's array input syntax: each element double-quoted, with " and \ escaped by \.
-    const elements = value.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`);
-    return quoteString(`{${elements.join(',')}}`);
-  }
-  throw new Error(`no SQL literal for a value of type ${typeof value}`);
-}
-
-/**
- * escapeLiteral's result, made with two regular-expression passes instead of its loop over the
- * characters: a batch's stored answer is tens of kilobytes, and the loop took 0.7 ms of it.
- */
-function quoteString(value: string): string {
-  const quoted = `'${value.replace(/'/g, "''")}'`;
-  return value.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
 }
 
 // ------------------------------------------------------------------------------------------ PostgreSQL
@@ -195,17 +136,13 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
       });
       try {
         await client.query('BEGIN');
-        let lastStatement: string | undefined;
-        const tx: Transaction = {
+        const tx: Queryable = {
           query: (sql, params, name) => run(client, sql, params, name),
           queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
           exec: async (script) => void (await client.query(script)),
-          commitWith: (fn, args) => void (lastStatement = sqlCall(fn, args)),
         };
         const result = await work(tx);
-        // Without parameters, `pg` sends the text as one simple-protocol message: if the last
-        // statement fails, PostgreSQL skips the COMMIT after it, and the ROLLBACK below ends it.
-        await client.query(lastStatement === undefined ? 'COMMIT' : `${lastStatement}; COMMIT`);
+        await client.query('COMMIT');
         return result;
       } catch (err) {
         try {
@@ -277,19 +214,13 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     exec: (script) => track(async () => void (await db.exec(script))),
     transaction: (work) =>
       track(() =>
-        db.transaction(async (tx) => {
-          let last: { fn: string; args: readonly unknown[] } | undefined;
-          const result = await work({
+        db.transaction((tx) =>
+          work({
             query: (sql, params) => run(tx, sql, params),
             queryArrays: (sql, params) => runArrays(tx, sql, params),
             exec: async (script) => void (await tx.exec(script)),
-            commitWith: (fn, args) => void (last = { fn, args }),
-          });
-          // In-process, a round trip costs nothing: the call runs as a statement of its own, with
-          // bound parameters, and PGlite commits after it.
-          if (last) await tx.query(parameterizedCall(last.fn, last.args.length), [...last.args]);
-          return result;
-        }),
+          }),
+        ),
       ),
     async listen(channel, onMessage) {
       const unsubscribe = await db.listen(channel, onMessage);

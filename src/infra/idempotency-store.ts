@@ -113,19 +113,27 @@ export class IdempotencyStore {
 
       const result = await write(tx);
       const payload = serialize(result.statusCode, result.body);
-      // Stored with the COMMIT, in one message (db/migrations/0016): the write holds its
-      // workspace's sync clock from its change to its commit, and this saves that stretch a round
-      // trip. If storing fails, nothing of the write commits.
-      tx.commitWith('idempotency_record', [
-        request.workspaceId,
-        request.key,
-        fingerprint,
-        result.statusCode,
-        payload,
-        writtenResourceId(result.body),
-        result.resourceIds ?? null,
-        this.#ttlHours,
-      ]);
+      await tx.query(
+        `INSERT INTO idempotency_keys
+           (workspace_id, key, request_sha256, status_code, response_body, resource_id, resource_ids, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $8, now() + $7::int * interval '1 hour')
+         ON CONFLICT (workspace_id, key) DO UPDATE
+           SET request_sha256 = EXCLUDED.request_sha256, status_code = EXCLUDED.status_code,
+               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
+               resource_ids = EXCLUDED.resource_ids, erased = false,
+               created_at = now(), expires_at = EXCLUDED.expires_at`,
+        [
+          request.workspaceId,
+          request.key,
+          fingerprint,
+          result.statusCode,
+          payload,
+          writtenResourceId(result.body),
+          this.#ttlHours,
+          result.resourceIds ?? null,
+        ],
+        'idem_store',
+      );
       return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
     });
   }
