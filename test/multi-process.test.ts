@@ -115,6 +115,55 @@ async function batchesCountOneRequestEach(servers: ServerProcess[]): Promise<voi
   assert.equal(rows[0]!.n, 500);
 }
 
+/** Deadlocks PostgreSQL has broken in this database so far. */
+async function deadlocksSoFar(): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * 30 PUTs of one new external_id at once, each with its own Idempotency-Key, spread over
+ * `servers`, in rounds: one 201, the rest 200, one contact, and no deadlock for PostgreSQL to
+ * break (a broken one is retried unseen, and after three answered 500).
+ */
+async function parallelUpsertsOfOneNewId(servers: ServerProcess[]): Promise<void> {
+  const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+  const before = await deadlocksSoFar();
+  for (let round = 0; round < 3; round++) {
+    const externalId = `crowd-${round}-${randomUUID().slice(0, 8)}`;
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        call(
+          servers[i % servers.length]!,
+          'PUT',
+          `/v2/contacts/external/${externalId}`,
+          key,
+          { name: `Crowd ${i}` },
+          idem(),
+        ),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200 && s !== 201),
+      [],
+      `round ${round}: ${statuses.join(',')}`,
+    );
+    assert.equal(statuses.filter((s) => s === 201).length, 1, `round ${round}: one creation`);
+    assert.equal(new Set(answers.map((r) => r.json.data.id)).size, 1, `round ${round}: one contact named`);
+    const { rows } = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND external_id = $2',
+      [workspaceId, externalId],
+    );
+    assert.equal(rows[0]!.n, 1, `round ${round}: one contact stored`);
+  }
+  // The statistics reach pg_stat_database within a second.
+  await sleep(1_500);
+  assert.equal(await deadlocksSoFar(), before, 'deadlocks PostgreSQL detected');
+}
+
 describe('two server processes sharing PostgreSQL and Redis', () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
@@ -217,6 +266,10 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
       );
       assert.equal(rows[0]!.n, 1, `round ${i}: one contact`);
     }
+  });
+
+  test('30 parallel PUTs of one new external_id over both processes: one contact, no deadlock', async () => {
+    await parallelUpsertsOfOneNewId([a, b]);
   });
 
   test('serve --workers 2 runs two workers behind one port and stops them all on SIGTERM', async () => {
@@ -334,6 +387,10 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
 
   test('a batch upsert is one request of a key quota across every process, for a write-only key', async () => {
     await batchesCountOneRequestEach([cluster, single]);
+  });
+
+  test('30 parallel PUTs of one new external_id over every process: one contact, no deadlock', async () => {
+    await parallelUpsertsOfOneNewId([cluster, single]);
   });
 
   test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {

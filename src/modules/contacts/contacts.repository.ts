@@ -45,9 +45,9 @@ export const contactsRepository = {
   },
 
   /**
-   * Creates the contact named by external_id, or changes the given properties of the existing one,
-   * in one statement: concurrent upserts of one external_id meet on the unique index and end in a
-   * single contact. `created` tells which of the two happened.
+   * Creates the contact named by external_id, or changes the given properties of the existing one:
+   * concurrent upserts of one external_id take it one after the other (its advisory lock), and the
+   * unique index stands behind that. `created` tells which of the two happened.
    */
   async upsertByExternalId(
     db: Queryable,
@@ -55,14 +55,11 @@ export const contactsRepository = {
     externalId: string,
     fields: ContactWrite,
   ): Promise<{ contact: ContactT; created: boolean }> {
-    // Lock the existing contact first, as an update does: a write locks its rows before its
-    // trigger takes the workspace's sync clock, so two writers never wait on each other in
-    // opposite orders (db/migrations/0005).
-    await db.query(
-      'SELECT 1 FROM contacts WHERE workspace_id = $1 AND external_id = $2 FOR UPDATE',
-      [workspaceId, externalId],
-      'contacts_lock_external',
-    );
+    // Take the external id (the advisory lock a batch takes for each of its ids), then lock the
+    // existing contact, as an update does: a write locks its rows before its trigger takes the
+    // workspace's sync clock, so two writers never wait on each other in opposite orders, and
+    // upserts of one id run one after the other (db/migrations/0005, 0016).
+    await db.query('SELECT contacts_lock_external($1, $2)', [workspaceId, externalId], 'contacts_lock_external');
     const { columns, values } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 3}`);
     const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
@@ -109,9 +106,10 @@ export const contactsRepository = {
     // transaction-scoped advisory lock, in external_id order, before any row lock. Without it, a
     // batch holding a row another batch created meanwhile can wait for the sync clock while the
     // other, holding the clock, waits for that row (a deadlock PostgreSQL breaks by aborting one).
-    // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0).
+    // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0); a single upsert takes
+    // the same lock for its id (contacts_lock_external, db/migrations/0016).
     await db.query(
-      `SELECT count(pg_advisory_xact_lock(hashtextextended($1::text || ':' || id, 1)))
+      `SELECT count(pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || id, 1)))
          FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,
       [workspaceId, items.map((i) => i.external_id)],
       'contacts_batch_ids',
