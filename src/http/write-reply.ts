@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import type { IdempotentOutcome, WriteResult } from '../infra/idempotency-store.js';
-import type { Queryable } from '../infra/database.js';
+import type { Transaction } from '../infra/database.js';
 import { ApiError } from '../shared/errors.js';
 import { principalOf } from './principal.js';
 
@@ -10,7 +10,7 @@ export async function idempotentWrite(
   services: Services,
   request: FastifyRequest,
   reply: FastifyReply,
-  write: (tx: Queryable, workspaceId: string) => Promise<WriteResult>,
+  write: (tx: Transaction, workspaceId: string) => Promise<WriteResult>,
   /** the path of the resource a 201 created, from its body: sent as Location (replays too) */
   locationOf?: (body: unknown) => string | undefined,
 ): Promise<FastifyReply> {

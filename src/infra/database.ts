@@ -3,7 +3,7 @@
 // SQL; repositories never know which one they talk to.
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -31,12 +31,41 @@ export interface Queryable {
   exec(script: string): Promise<void>;
 }
 
+/** One statement with its parameters, for the calls that send several at once. */
+export interface Statement {
+  sql: string;
+  params?: readonly unknown[];
+  /** as for `Queryable.query`: a prepared statement kept per connection */
+  name?: string;
+}
+
+/** A transaction in progress: its statements, and the ways to send several of them at once. */
+export interface Transaction extends Queryable {
+  /**
+   * Runs the statements in order, sent together (PostgreSQL: one round trip, each still a
+   * statement of its own with bound parameters), and answers each one's result. When one fails,
+   * the transaction is aborted and its error is the one thrown.
+   */
+  queryAll(statements: readonly Statement[]): Promise<QueryResult<Record<string, unknown>>[]>;
+  /**
+   * Runs `last` and commits, sent together: the transaction's last round trip carries its last
+   * statement. The transaction is over when this resolves (committed) or rejects (rolled back);
+   * the work then returns without running anything else on it.
+   */
+  commitWith<R = Record<string, unknown>>(last: Statement): Promise<QueryResult<R>>;
+}
+
 export type StoreKind = 'postgres' | 'embedded';
 
 export interface Database extends Queryable {
   readonly kind: StoreKind;
   /** Runs `work` in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * As `transaction`, with `opening` as the transaction's first statement, sent with its BEGIN
+   * (PostgreSQL: one round trip for both); `work` gets its result.
+   */
+  transactionFrom<R, T>(opening: Statement, work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
   listen(
     channel: string,
@@ -88,6 +117,10 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: 'workspace-public-api',
+    // Queries of one client are written without waiting for the answer to the one before: a
+    // transaction sends its BEGIN with its first statement, and its last statement with its
+    // COMMIT (one round trip each). Code that awaits each query behaves as without it.
+    pipeline: true,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
@@ -111,51 +144,86 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     return { columns: res.fields.map((f) => f.name), rows: res.rows };
   };
 
-  return {
-    kind: 'postgres',
-    query: (sql, params, name) => run(pool, sql, params, name),
-    queryArrays: (sql, params, name) => runArrays(pool, sql, params, name),
-    exec: async (script) => void (await pool.query(script)),
-    async transaction(work) {
-      let broken: Error | undefined;
-      // A checked-out client has no pool listener: a connection lost mid-transaction (server
-      // restart, terminated backend) must become this transaction's failure, not a crash. The
-      // listener is attached in the pool's callback itself: after `await pool.connect()` it would
-      // come a microtask late, and the message that kills the connection can arrive in the same
-      // socket read that handed the client over (seen under pg_terminate_backend in
-      // test/faults/database-outage.test.ts).
-      const onError = (err: Error) => {
-        broken = err;
-      };
-      const client = await new Promise<pg.PoolClient>((resolve, reject) => {
-        pool.connect((err, connected) => {
-          if (err || !connected) return reject(err ?? new Error('no client'));
-          connected.on('error', onError);
-          resolve(connected);
-        });
+  // Sends the statements at once (the pool's clients pipeline: each query is written without
+  // waiting for the answer to the one before) and waits for every answer, so that none is left
+  // unread; the first failure, in statement order, is the one thrown.
+  const runAll = async (client: pg.PoolClient, statements: readonly Statement[]) => {
+    const settled = await Promise.allSettled(statements.map((st) => run(client, st.sql, st.params, st.name)));
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<QueryResult<Record<string, unknown>>>).value);
+  };
+
+  const transaction = async <R, T>(
+    opening: Statement | null,
+    work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>,
+  ): Promise<T> => {
+    let broken: Error | undefined;
+    // A checked-out client has no pool listener: a connection lost mid-transaction (server
+    // restart, terminated backend) must become this transaction's failure, not a crash. The
+    // listener is attached in the pool's callback itself: after `await pool.connect()` it would
+    // come a microtask late, and the message that kills the connection can arrive in the same
+    // socket read that handed the client over (seen under pg_terminate_backend in
+    // test/faults/database-outage.test.ts).
+    const onError = (err: Error) => {
+      broken = err;
+    };
+    const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+      pool.connect((err, connected) => {
+        if (err || !connected) return reject(err ?? new Error('no client'));
+        connected.on('error', onError);
+        resolve(connected);
       });
-      try {
-        await client.query('BEGIN');
-        const tx: Queryable = {
-          query: (sql, params, name) => run(client, sql, params, name),
-          queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
-          exec: async (script) => void (await client.query(script)),
-        };
-        const result = await work(tx);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
+    });
+    // Set once the last round trip (commitWith) has ended the transaction either way.
+    let ended = false;
+    try {
+      const opened = opening
+        ? ((await runAll(client, [{ sql: 'BEGIN' }, opening]))[1] as QueryResult<R>)
+        : (await client.query('BEGIN'), { rows: [], rowCount: 0 });
+      const tx: Transaction = {
+        query: (sql, params, name) => run(client, sql, params, name),
+        queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
+        exec: async (script) => void (await client.query(script)),
+        queryAll: (statements) => runAll(client, statements),
+        async commitWith<L>(last: Statement) {
+          ended = true;
+          const [result, commit] = await Promise.allSettled([
+            run<L>(client, last.sql, last.params, last.name),
+            client.query('COMMIT'),
+          ]);
+          // A failed statement aborts the transaction, and COMMIT then ends it as a ROLLBACK.
+          if (result.status === 'rejected') throw result.reason;
+          if (commit.status === 'rejected') throw commit.reason;
+          if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}`);
+          return result.value;
+        },
+      };
+      const result = await work(tx, opened);
+      if (!ended) await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      if (!ended) {
         try {
           await client.query('ROLLBACK');
         } catch (rollbackErr) {
           broken = rollbackErr as Error;
         }
-        throw err;
-      } finally {
-        client.off('error', onError);
-        client.release(broken);
       }
-    },
+      throw err;
+    } finally {
+      client.off('error', onError);
+      client.release(broken);
+    }
+  };
+
+  return {
+    kind: 'postgres',
+    query: (sql, params, name) => run(pool, sql, params, name),
+    queryArrays: (sql, params, name) => runArrays(pool, sql, params, name),
+    exec: async (script) => void (await pool.query(script)),
+    transaction: (work) => transaction(null, work),
+    transactionFrom: (opening, work) => transaction(opening, work),
     async listen(channel, onMessage, onLost) {
       // LISTEN needs a connection of its own, outside the pool.
       const client = new pg.Client({ connectionString: url, application_name: 'workspace-public-api-listener' });
@@ -207,20 +275,31 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     const res = await target.query<unknown[]>(sql, params as unknown[] | undefined, { rowMode: 'array' });
     return { columns: res.fields.map((f) => f.name), rows: res.rows };
   };
+  // One session, nothing to save by sending statements together: they run one after the other,
+  // and PGlite commits when the work returns (or rolls back when it throws).
+  const embeddedTransaction = (tx: PGliteTransaction): Transaction => ({
+    query: (sql, params) => run(tx, sql, params),
+    queryArrays: (sql, params) => runArrays(tx, sql, params),
+    exec: async (script) => void (await tx.exec(script)),
+    async queryAll(statements) {
+      const results: QueryResult<Record<string, unknown>>[] = [];
+      for (const st of statements) results.push(await run(tx, st.sql, st.params));
+      return results;
+    },
+    commitWith: (last) => run(tx, last.sql, last.params),
+  });
   return {
     kind: 'embedded',
     query: (sql, params) => track(() => run(db, sql, params)),
     queryArrays: (sql, params) => track(() => runArrays(db, sql, params)),
     exec: (script) => track(async () => void (await db.exec(script))),
-    transaction: (work) =>
+    transaction: (work) => track(() => db.transaction((tx) => work(embeddedTransaction(tx)))),
+    transactionFrom: (opening, work) =>
       track(() =>
-        db.transaction((tx) =>
-          work({
-            query: (sql, params) => run(tx, sql, params),
-            queryArrays: (sql, params) => runArrays(tx, sql, params),
-            exec: async (script) => void (await tx.exec(script)),
-          }),
-        ),
+        db.transaction(async (tx) => {
+          const t = embeddedTransaction(tx);
+          return work(t, await t.query(opening.sql, opening.params));
+        }),
       ),
     async listen(channel, onMessage) {
       const unsubscribe = await db.listen(channel, onMessage);

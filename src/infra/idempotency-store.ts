@@ -5,7 +5,7 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Queryable } from './database.js';
+import { retryingConflicts, type Database, type Transaction } from './database.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { ApiError } from '../shared/errors.js';
 
@@ -46,6 +46,15 @@ export function requestFingerprint(r: Pick<IdempotentRequest, 'method' | 'route'
     .digest();
 }
 
+/** What idempotency_claim answers: whether this request holds the key, and the key's stored answer if any. */
+interface Claim {
+  locked: boolean;
+  request_sha256: Uint8Array | null;
+  status_code: number | null;
+  response_body: string | null;
+  erased: boolean | null;
+}
+
 export class IdempotencyStore {
   readonly #db: Database;
   readonly #ttlHours: number;
@@ -61,7 +70,7 @@ export class IdempotencyStore {
    */
   async execute(
     request: IdempotentRequest,
-    write: (tx: Queryable) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult>,
     serialize: Serialize = (_status, body) => JSON.stringify(body),
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
@@ -72,25 +81,20 @@ export class IdempotencyStore {
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: (tx: Queryable) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
-    return this.#db.transaction(async (tx) => {
-      // One round trip (db/migrations/0011): claim the key without waiting, name the request for
-      // the events this write causes, and read the key's stored answer, in a snapshot taken after
-      // the claim. Read even when the claim failed: a key whose write has committed replays without
-      // waiting for (or being refused by) another replay of it that holds the lock right now.
-      const { rows: claim } = await tx.query<{
-        locked: boolean;
-        request_sha256: Uint8Array | null;
-        status_code: number | null;
-        response_body: string | null;
-        erased: boolean | null;
-      }>(
-        'SELECT locked, request_sha256, status_code, response_body, erased FROM idempotency_claim($1, $2, $3)',
-        [request.workspaceId, request.key, request.requestId],
-        'idem_claim',
-      );
+    // The claim is sent with the transaction's BEGIN, in one round trip (db/migrations/0011): claim
+    // the key without waiting, name the request for the events this write causes, and read the
+    // key's stored answer, in a snapshot taken after the claim. Read even when the claim failed: a
+    // key whose write has committed replays without waiting for (or being refused by) another
+    // replay of it that holds the lock right now.
+    const claimStatement = {
+      sql: 'SELECT locked, request_sha256, status_code, response_body, erased FROM idempotency_claim($1, $2, $3)',
+      params: [request.workspaceId, request.key, request.requestId],
+      name: 'idem_claim',
+    };
+    return this.#db.transactionFrom<Claim, IdempotentOutcome>(claimStatement, async (tx, { rows: claim }) => {
       const { locked, ...previous } = claim[0]!;
       if (previous.request_sha256 !== null) {
         if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
@@ -113,8 +117,11 @@ export class IdempotencyStore {
 
       const result = await write(tx);
       const payload = serialize(result.statusCode, result.body);
-      await tx.query(
-        `INSERT INTO idempotency_keys
+      // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
+      // its workspace's sync clock from its change to its commit (db/migrations/0005), so every
+      // round trip in between is time the workspace's other writers wait.
+      await tx.commitWith({
+        sql: `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, resource_ids, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $8, now() + $7::int * interval '1 hour')
          ON CONFLICT (workspace_id, key) DO UPDATE
@@ -122,7 +129,7 @@ export class IdempotencyStore {
                response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
                resource_ids = EXCLUDED.resource_ids, erased = false,
                created_at = now(), expires_at = EXCLUDED.expires_at`,
-        [
+        params: [
           request.workspaceId,
           request.key,
           fingerprint,
@@ -132,8 +139,8 @@ export class IdempotencyStore {
           this.#ttlHours,
           result.resourceIds ?? null,
         ],
-        'idem_store',
-      );
+        name: 'idem_store',
+      });
       return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
     });
   }

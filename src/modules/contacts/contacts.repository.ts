@@ -1,5 +1,5 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
-import type { Queryable } from '../../infra/database.js';
+import type { Queryable, Transaction } from '../../infra/database.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { DEFAULT_CONTACT_STATUS, WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
@@ -50,27 +50,34 @@ export const contactsRepository = {
    * unique index stands behind that. `created` tells which of the two happened.
    */
   async upsertByExternalId(
-    db: Queryable,
+    tx: Transaction,
     workspaceId: string,
     externalId: string,
     fields: ContactWrite,
   ): Promise<{ contact: ContactT; created: boolean }> {
-    // Take the external id (the advisory lock a batch takes for each of its ids), then lock the
-    // existing contact, as an update does: a write locks its rows before its trigger takes the
-    // workspace's sync clock, so two writers never wait on each other in opposite orders, and
-    // upserts of one id run one after the other (db/migrations/0005, 0016).
-    await db.query('SELECT contacts_lock_external($1, $2)', [workspaceId, externalId], 'contacts_lock_external');
     const { columns, values } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 3}`);
     const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
-    const { rows } = await db.query<ContactT & { inserted: boolean }>(
-      `INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
+    // Take the external id (the advisory lock a batch takes for each of its ids), then lock the
+    // existing contact, as an update does: a write locks its rows before its trigger takes the
+    // workspace's sync clock, so two writers never wait on each other in opposite orders, and
+    // upserts of one id run one after the other (db/migrations/0005, 0016). Both statements go in
+    // one round trip; the upsert runs after the lock is granted, and fails with it if it fails.
+    const [, upserted] = await tx.queryAll([
+      {
+        sql: 'SELECT contacts_lock_external($1, $2)',
+        params: [workspaceId, externalId],
+        name: 'contacts_lock_external',
+      },
+      {
+        sql: `INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
        VALUES ($1, $2, ${placeholders.join(', ')})
        ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
        RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
-      [workspaceId, externalId, ...values],
-    );
-    const { inserted, ...contact } = rows[0]!;
+        params: [workspaceId, externalId, ...values],
+      },
+    ]);
+    const { inserted, ...contact } = upserted!.rows[0] as ContactT & { inserted: boolean };
     return { contact, created: inserted };
   },
 

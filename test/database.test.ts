@@ -1,0 +1,98 @@
+// The store's transactions, on the store this suite runs on: statements sent together
+// (queryAll, a BEGIN with its first statement, a last statement with its COMMIT) keep what one
+// at a time gives — the first failure is the error, and a failed transaction leaves nothing.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { STORE } from './harness.js';
+
+const table = `tx_probe_${randomUUID().slice(0, 8)}`;
+let db: Database;
+
+before(async () => {
+  // One connection: a transaction that ended badly would hand the next one a broken session.
+  db = STORE === 'postgres' ? createPostgresDatabase(process.env.DATABASE_URL!, 1) : await createEmbeddedDatabase(null);
+  await db.exec(`CREATE TABLE ${table} (id int PRIMARY KEY, note text NOT NULL)`);
+});
+after(async () => {
+  await db.exec(`DROP TABLE IF EXISTS ${table}`);
+  await db.close();
+});
+
+const stored = async () =>
+  (await db.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r) => r.id);
+const clear = () => db.exec(`DELETE FROM ${table}`);
+const insert = (id: number, note: string | null = 'n') => ({
+  sql: `INSERT INTO ${table} (id, note) VALUES ($1, $2) RETURNING id`,
+  params: [id, note],
+});
+
+describe(`transactions on the ${STORE} store`, () => {
+  test('transactionFrom gives the opening statement its result, inside the transaction; commitWith commits with the last', async () => {
+    await clear();
+    const answer = await db.transactionFrom<{ id: number }, number>(insert(1), async (tx, opened) => {
+      assert.deepEqual(opened.rows, [{ id: 1 }]);
+      assert.deepEqual((await tx.query(`SELECT id FROM ${table}`)).rows, [{ id: 1 }]);
+      const [a, b] = await tx.queryAll([insert(2), insert(3)]);
+      assert.deepEqual([a!.rows, b!.rows], [[{ id: 2 }], [{ id: 3 }]]);
+      const last = await tx.commitWith<{ id: number }>(insert(4));
+      return last.rows[0]!.id;
+    });
+    assert.equal(answer, 4);
+    assert.deepEqual(await stored(), [1, 2, 3, 4]);
+  });
+
+  test('a last statement that fails in commitWith is the error, and nothing of the transaction stays', async () => {
+    await clear();
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query(insert(1).sql, insert(1).params);
+        await tx.commitWith(insert(1)); // the same id again: a unique violation
+      }),
+      (err: { code?: string }) => err.code === '23505',
+    );
+    assert.deepEqual(await stored(), []);
+    // The session is clean: the next transaction commits.
+    await db.transaction((tx) => tx.commitWith(insert(5)));
+    assert.deepEqual(await stored(), [5]);
+  });
+
+  test('queryAll: the first failure is the error, not the aborted statements after it; nothing stays', async () => {
+    await clear();
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.queryAll([insert(1), insert(2, null), insert(3)]);
+      }),
+      (err: { code?: string }) => err.code === '23502',
+    );
+    assert.deepEqual(await stored(), []);
+  });
+
+  test('an opening statement that fails is the error, and the transaction is rolled back', async () => {
+    await clear();
+    await db.query(insert(7).sql, insert(7).params);
+    let ran = false;
+    await assert.rejects(
+      db.transactionFrom(insert(7), async () => {
+        ran = true;
+      }),
+      (err: { code?: string }) => err.code === '23505',
+    );
+    assert.equal(ran, false);
+    await db.transaction(async (tx) => void (await tx.query(insert(8).sql, insert(8).params)));
+    assert.deepEqual(await stored(), [7, 8]);
+  });
+
+  test('work that throws after statements sent together rolls them all back', async () => {
+    await clear();
+    await assert.rejects(
+      db.transactionFrom(insert(1), async (tx) => {
+        await tx.queryAll([insert(2), insert(3)]);
+        throw new Error('the work failed');
+      }),
+      /the work failed/,
+    );
+    assert.deepEqual(await stored(), []);
+  });
+});
