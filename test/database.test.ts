@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import {
+  createEmbeddedDatabase,
+  createPostgresDatabase,
+  type Database,
+  type Transaction,
+} from '../src/infra/database.js';
 import { STORE } from './harness.js';
 
 const table = `tx_probe_${randomUUID().slice(0, 8)}`;
@@ -83,6 +88,42 @@ describe(`transactions on the ${STORE} store`, () => {
     await db.transaction(async (tx) => void (await tx.query(insert(8).sql, insert(8).params)));
     assert.deepEqual(await stored(), [7, 8]);
   });
+
+  // PostgreSQL's driver refuses some statements itself, without sending them; the COMMIT sent with
+  // one must not commit the transaction without it. (The embedded store sends nothing ahead.)
+  if (STORE === 'postgres') {
+    test('a last statement the driver refuses to send commits nothing: a parameter it cannot encode, a name taken by another text', async () => {
+      const unencodable = {
+        toPostgres: () => {
+          throw new Error('cannot encode this value');
+        },
+      };
+      const refusals: [string, (tx: Transaction) => Promise<unknown>][] = [
+        ['unencodable parameter', (tx) => tx.commitWith(insert(2, unencodable as unknown as string))],
+        [
+          'statement name taken',
+          async (tx) => {
+            await tx.query(`SELECT 1 AS one`, [], 'probe_name');
+            await tx.commitWith({ ...insert(2), name: 'probe_name' });
+          },
+        ],
+      ];
+      for (const [what, last] of refusals) {
+        await clear();
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            await tx.query(insert(1).sql, insert(1).params);
+            await last(tx);
+          }),
+          (err: Error) => !('code' in err),
+          what,
+        );
+        assert.deepEqual(await stored(), [], `${what}: nothing committed`);
+      }
+      await db.transaction((tx) => tx.commitWith(insert(9)));
+      assert.deepEqual(await stored(), [9], 'the session is clean afterwards');
+    });
+  }
 
   test('work that throws after statements sent together rolls them all back', async () => {
     await clear();

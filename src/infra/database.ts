@@ -83,8 +83,10 @@ export function isStoreUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
-  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many connections
-  if (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many
+  // connections; 57014: the statement was cancelled (statement_timeout, or an operator's
+  // pg_cancel_backend), its transaction rolled back: nothing was written, the request can be sent again.
+  if (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300', '57014'].includes(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
     message,
@@ -187,12 +189,21 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         exec: async (script) => void (await client.query(script)),
         queryAll: (statements) => runAll(client, statements),
         async commitWith<L>(last: Statement) {
+          const sent = run<L>(client, last.sql, last.params, last.name);
+          let failedBeforeCommit = false;
+          sent.catch(() => {
+            failedBeforeCommit = true;
+          });
+          // The driver refuses some statements itself, without sending them (a parameter it cannot
+          // encode, a statement name taken by another text); it says so on the next tick. A COMMIT
+          // sent behind such a statement would commit the transaction without it. One turn of the
+          // event loop lets every such refusal arrive first: then the transaction is rolled back as
+          // any failed one is, and a statement that did reach the server aborts the transaction if
+          // it fails there, which makes the COMMIT behind it a ROLLBACK.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (failedBeforeCommit) return sent;
           ended = true;
-          const [result, commit] = await Promise.allSettled([
-            run<L>(client, last.sql, last.params, last.name),
-            client.query('COMMIT'),
-          ]);
-          // A failed statement aborts the transaction, and COMMIT then ends it as a ROLLBACK.
+          const [result, commit] = await Promise.allSettled([sent, client.query('COMMIT')]);
           if (result.status === 'rejected') throw result.reason;
           if (commit.status === 'rejected') throw commit.reason;
           if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}`);

@@ -232,6 +232,46 @@ describe('PostgreSQL stops in the middle of a load', () => {
     );
   });
 
+  test('statements cancelled by the database under load (pg_cancel_backend, as a statement_timeout does) are clean 503s, each write once', async (t) => {
+    const first = await liveServer();
+    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'cancel' });
+    await sleep(1_000);
+    load.setPhase('cancelling');
+    let signalled = 0;
+    for (const deadline = Date.now() + 3_000; Date.now() < deadline; await sleep(25)) {
+      const { rows } = await fdb.db.query<{ n: number }>(
+        `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE datname = $1 AND state = 'active' AND application_name LIKE 'workspace-public-api%'
+            AND client_port = ANY($2::int[])`,
+        [fdb.name, proxy.upstreamPorts()],
+      );
+      signalled += rows[0]!.n;
+    }
+    load.setPhase('after');
+    await sleep(1_000);
+    const sent = await load.stop();
+    const state = processState(first);
+    const statuses = countStatuses(sent);
+    report(t, { requests: sent.length, cancelsSignalled: signalled, statuses });
+
+    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
+    report(t, writes);
+
+    assert.ok(state.alive, `the server process must survive the cancels; it ${state.description}`);
+    assert.ok(signalled > 0, 'statements were cancelled');
+    assert.ok(
+      sent.some((s) => s.answer.status === 503),
+      `some cancel hit a request: ${JSON.stringify(statuses)}`,
+    );
+    assertOnlySuccessOrClean503(sent);
+    const tail = sent.filter((s) => s.phaseAtStart === 'after');
+    assert.ok(
+      tail.every((s) => s.answer.status === 200 || s.answer.status === 201),
+      'everything after the cancels succeeds',
+    );
+  });
+
   test('after the outage the NOTIFY listener is back, and a revoked key is refused at once', async () => {
     const current = await liveServer();
     const listening = await waitFor(5_000, async () => {
