@@ -226,13 +226,20 @@ async function createServices(config: Config, db: Database): Promise<Services> {
   };
 }
 
-/** Request log lines carry the path only, with anything shaped like an API key blotted out. */
+/**
+ * Request log lines carry the path only, with anything shaped like an API key blotted out, and the
+ * external id of an upsert too: the caller chooses it, and it may be an e-mail address.
+ */
 function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (!logger || typeof logger !== 'object') return logger;
   const req = (r: { method: string; url: string; ip?: string }) => ({
     method: r.method,
-    // The dot may come percent-encoded (%2E): the path is logged as sent, not decoded.
-    path: r.url.split('?')[0]!.replace(/wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi, 'wsk_[redacted]'),
+    // The dot may come percent-encoded (%2E): the path is logged as sent, not decoded. An external
+    // id may hold "/": everything after /contacts/external/ is the id.
+    path: r.url
+      .split('?')[0]!
+      .replace(/wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi, 'wsk_[redacted]')
+      .replace(/(\/contacts\/external\/).+$/i, '$1[redacted]'),
     remoteAddress: r.ip,
   });
   const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;

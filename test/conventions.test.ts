@@ -503,6 +503,34 @@ describe('logs', () => {
     }
   });
 
+  test('the external id of an upsert is not written to the log: it may be an e-mail address', async () => {
+    const { lines, stream } = logLines();
+    const logged = await startTestServer({ logger: { logger: { level: 'debug', stream } } });
+    try {
+      const w = await logged.workspace();
+      for (const path of [
+        '/v1/contacts/external/ana.souza@example.com',
+        '/v2/contacts/external/crm/ana.souza%40example.com',
+        '/v1/contacts/external/ana.souza@example.com?x=1',
+      ]) {
+        const r = await logged.request('PUT', path, { key: w.key, body: { name: 'Ana' }, idem: idem() });
+        assert.ok([200, 201].includes(r.status), `${path}: ${r.status}`);
+      }
+    } finally {
+      await logged.close();
+    }
+    assert.doesNotMatch(lines.join('\n'), /ana\.souza/, 'no line carries the external id');
+    const paths = lines
+      .map((l) => JSON.parse(l) as { msg?: string; req?: { path?: string } })
+      .filter((e) => e.msg === 'request completed')
+      .map((e) => e.req?.path);
+    assert.deepEqual(paths, [
+      '/v1/contacts/external/[redacted]',
+      '/v2/contacts/external/[redacted]',
+      '/v1/contacts/external/[redacted]',
+    ]);
+  });
+
   test('a request its client leaves, and one the HTTP parser refuses, still have their one line', async () => {
     const { lines, stream } = logLines();
     const logged = await startTestServer({ logger: { logger: { level: 'info', stream } } });
