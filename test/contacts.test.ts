@@ -285,6 +285,45 @@ async function deadlocksSoFar(s: TestServer): Promise<number> {
   return rows[0]!.n;
 }
 
+describe('a NUL character, which PostgreSQL cannot store in text', () => {
+  test('POST, PATCH and PUT, v1 and v2: 422 naming each property that holds one, nothing written, the key left for the fixed body', async () => {
+    const existing = (await create(contactBody())).json.data;
+    const countAll = async () =>
+      (
+        await server.db.query<{ n: number; last: string }>(
+          'SELECT count(*)::int AS n, max(updated_at)::text AS last FROM contacts WHERE workspace_id = $1',
+          [ws.id],
+        )
+      ).rows[0]!;
+    for (const v of ['v1', 'v2']) {
+      const writes: [string, string, Record<string, unknown>][] = [
+        ['POST', `/${v}/contacts`, contactBody({ name: 'a\u0000b', origin: '\u0000' })],
+        ['PATCH', `/${v}/contacts/${existing.id}`, { name: 'a\u0000b', origin: '\u0000' }],
+        ['PUT', `/${v}/contacts/external/nul-${v}-${Date.now()}`, { name: 'a\u0000b', origin: '\u0000' }],
+      ];
+      for (const [method, path, body] of writes) {
+        const before = await countAll();
+        const key = idem();
+        const r = await server.request(method, path, { key: ws.key, body, idem: key });
+        assert.equal(r.status, 422, `${method} ${path}`);
+        assert.equal(r.json.error.code, 'validation_failed');
+        assert.deepEqual(
+          r.json.error.details.errors,
+          [
+            { field: 'name', message: 'holds a NUL character (U+0000), which cannot be stored' },
+            { field: 'origin', message: 'holds a NUL character (U+0000), which cannot be stored' },
+          ],
+          `${method} ${path}`,
+        );
+        assert.deepEqual(await countAll(), before, `${method} ${path}: nothing written`);
+        const fixed = { ...body, name: 'a b', origin: 'fixed' };
+        const again = await server.request(method, path, { key: ws.key, body: fixed, idem: key });
+        assert.ok([200, 201].includes(again.status), `${method} ${path} fixed: ${again.status}`);
+      }
+    }
+  });
+});
+
 describe('isolation', () => {
   test('another workspace sees 404 for the contact and never lists it', async () => {
     const other = await server.workspace();

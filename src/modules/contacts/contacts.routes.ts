@@ -60,8 +60,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 201: Single(Contact) }),
       },
     },
-    async (request, reply) =>
-      idempotentWrite(
+    async (request, reply) => {
+      refuseNulCharacters(request.body);
+      return idempotentWrite(
         services,
         request,
         reply,
@@ -75,7 +76,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           },
         }),
         locationOf,
-      ),
+      );
+    },
   );
 
   app.get(
@@ -99,12 +101,14 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 200: Single(Contact) }),
       },
     },
-    async (request, reply) =>
-      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
+    async (request, reply) => {
+      refuseNulCharacters(request.body);
+      return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
         const contact = await contactsRepository.update(tx, workspaceId, request.params.id, request.body);
         if (!contact) throw notFound('contact');
         return { statusCode: 200, body: { data: contact } };
-      }),
+      });
+    },
   );
 
   app.put(
@@ -123,8 +127,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 200: Single(Contact), 201: Single(Contact) }),
       },
     },
-    async (request, reply) =>
-      idempotentWrite(
+    async (request, reply) => {
+      refuseNulCharacters(request.body);
+      return idempotentWrite(
         services,
         request,
         reply,
@@ -138,7 +143,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           return { statusCode: created ? 201 : 200, body: { data: contact } };
         },
         locationOf,
-      ),
+      );
+    },
   );
 };
 
@@ -175,10 +181,24 @@ export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
   );
 };
 
+const NUL_CHARACTER = 'holds a NUL character (U+0000), which cannot be stored';
+
+/** The properties of a write that hold a NUL character, which PostgreSQL cannot store in text. */
+function nulCharacterProblems(fields: object, pathPrefix = ''): BodyProblem[] {
+  return Object.entries(fields)
+    .filter(([, value]) => typeof value === 'string' && value.includes('\u0000'))
+    .map(([field]) => ({ field: `${pathPrefix}${field}`, message: NUL_CHARACTER }));
+}
+
+/** 422 naming each property of a single write's body that holds a NUL character; nothing is written. */
+function refuseNulCharacters(body: object): void {
+  const problems = nulCharacterProblems(body);
+  if (problems.length > 0) throw validationFailed(problems);
+}
+
 /**
  * 422 naming every item the schema let through that still cannot be written: an external_id an
- * earlier item of the batch already has, or a NUL character, which PostgreSQL cannot store in
- * text (a single write gets a 422 for it from the store; a batch says which item and property).
+ * earlier item of the batch already has, or a NUL character.
  */
 function refuseUnwritableItems(items: readonly ContactBatchItemT[]): void {
   const firstIndex = new Map<string, number>();
@@ -187,14 +207,7 @@ function refuseUnwritableItems(items: readonly ContactBatchItemT[]): void {
     const first = firstIndex.get(item.external_id);
     if (first === undefined) firstIndex.set(item.external_id, index);
     else problems.push({ field: `items/${index}/external_id`, message: `repeats the external_id of item ${first}` });
-    for (const [field, value] of Object.entries(item)) {
-      if (typeof value === 'string' && value.includes('\u0000')) {
-        problems.push({
-          field: `items/${index}/${field}`,
-          message: 'holds a NUL character (U+0000), which cannot be stored',
-        });
-      }
-    }
+    problems.push(...nulCharacterProblems(item, `items/${index}/`));
   });
   if (problems.length > 0) throw validationFailed(problems);
 }
