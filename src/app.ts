@@ -234,16 +234,35 @@ function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifySer
   if (!logger || typeof logger !== 'object') return logger;
   const req = (r: { method: string; url: string; ip?: string }) => ({
     method: r.method,
-    // The dot may come percent-encoded (%2E): the path is logged as sent, not decoded. An external
-    // id may hold "/": everything after /contacts/external/ is the id.
-    path: r.url
-      .split('?')[0]!
-      .replace(/wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi, 'wsk_[redacted]')
-      .replace(/(\/contacts\/external\/).+$/i, '$1[redacted]'),
+    path: loggedPath(r.url),
     remoteAddress: r.ip,
   });
   const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;
   return { ...logger, serializers: { ...serializers, req } };
+}
+
+const API_KEY_SHAPE = /wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi;
+// Everything after /contacts/external/ is the id (it may hold "/"); the router also takes
+// percent-encoded letters and repeated slashes, so the path is matched decoded.
+const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
+
+/**
+ * The path as sent, without its query; when it names an external id (decoded, the way the router
+ * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
+ * percent-encoded (%2E).
+ */
+function loggedPath(url: string): string {
+  const raw = url.split('?')[0]!;
+  let decoded = raw;
+  if (raw.includes('%')) {
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      // Not decodable: the router refuses it too; matched as sent.
+    }
+  }
+  const path = EXTERNAL_ID_TAIL.test(decoded) ? decoded.replace(EXTERNAL_ID_TAIL, '$1[redacted]') : raw;
+  return path.replace(API_KEY_SHAPE, 'wsk_[redacted]');
 }
 
 /**

@@ -508,13 +508,19 @@ describe('logs', () => {
     const logged = await startTestServer({ logger: { logger: { level: 'debug', stream } } });
     try {
       const w = await logged.workspace();
-      for (const path of [
-        '/v1/contacts/external/ana.souza@example.com',
-        '/v2/contacts/external/crm/ana.souza%40example.com',
-        '/v1/contacts/external/ana.souza@example.com?x=1',
-      ]) {
+      // Upserts as the router takes them (raw, "/" and "@" encoded, a query, letters of the route
+      // percent-encoded), and paths no route takes, answered 404.
+      for (const [path, status] of [
+        ['/v1/contacts/external/ana.souza@example.com', 201],
+        ['/v2/contacts/external/crm/ana.souza%40example.com', 201],
+        ['/v1/contacts/external/ana.souza@example.com?x=1', 200],
+        ['/v1/contacts/%65xternal/ana.souza@example.com', 200],
+        ['/v2/contact%73/ext%65rnal/ana.souza@example.com', 200],
+        ['/v1/contacts//external/ana.souza@example.com', 404],
+        ['/v1/contacts%2Fexternal%2Fana.souza@example.com', 404],
+      ] as const) {
         const r = await logged.request('PUT', path, { key: w.key, body: { name: 'Ana' }, idem: idem() });
-        assert.ok([200, 201].includes(r.status), `${path}: ${r.status}`);
+        assert.equal(r.status, status, path);
       }
     } finally {
       await logged.close();
@@ -527,6 +533,10 @@ describe('logs', () => {
     assert.deepEqual(paths, [
       '/v1/contacts/external/[redacted]',
       '/v2/contacts/external/[redacted]',
+      '/v1/contacts/external/[redacted]',
+      '/v1/contacts/external/[redacted]',
+      '/v2/contacts/external/[redacted]',
+      '/v1/contacts//external/[redacted]',
       '/v1/contacts/external/[redacted]',
     ]);
   });

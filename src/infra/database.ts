@@ -77,6 +77,8 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+const STORE_GAVE_UP = new Set(['57P01', '57P02', '57P03', '53300', '57014', '55P03', '25P03', '57P05']);
+
 /** SQLSTATE classes and socket errors that mean "the store is not reachable right now" (answer 503, retry). */
 export function isStoreUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
@@ -84,9 +86,10 @@ export function isStoreUnavailable(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many
-  // connections; 57014: the statement was cancelled (statement_timeout, or an operator's
-  // pg_cancel_backend), its transaction rolled back: nothing was written, the request can be sent again.
-  if (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300', '57014'].includes(code)) return true;
+  // connections. The database gave up on the statement, its transaction rolled back, nothing written:
+  // 57014 cancelled (statement_timeout, pg_cancel_backend), 55P03 lock_timeout, 25P03
+  // idle_in_transaction_session_timeout, 57P05 idle_session_timeout. Each can be sent again.
+  if (/^08/.test(code) || STORE_GAVE_UP.has(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
     message,
