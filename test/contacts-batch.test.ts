@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { idem, startTestServer, STORE, type TestServer, type TestWorkspace } from './harness.js';
+import { deadlocksSoFar, idem, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
 
 let server: TestServer;
 let w: TestWorkspace;
@@ -259,14 +259,7 @@ describe('batch upsert of contacts', () => {
       const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
       return ids.map((external_id) => ({ external_id, origin: `batch-${n}`, name: `N ${n}` }));
     });
-    const deadlocks = async () =>
-      STORE === 'postgres'
-        ? (
-            await server.db.query<{ n: number }>(
-              'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
-            )
-          ).rows[0]!.n
-        : 0;
+    const deadlocks = () => deadlocksSoFar(server.db);
     const deadlocksBefore = await deadlocks();
     const answers = await Promise.all(batches.map((items) => batch(items)));
     for (const a of answers) assert.equal(a.status, 200, a.text);

@@ -1,7 +1,15 @@
 // Contact operations through HTTP: shapes, bounds, cross-field rules, partial updates and upserts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { contactBody, idem, sleep, startTestServer, STORE, type TestServer, type TestWorkspace } from './harness.js';
+import {
+  contactBody,
+  deadlocksSoFar,
+  idem,
+  sleep,
+  startTestServer,
+  type TestServer,
+  type TestWorkspace,
+} from './harness.js';
 import { KEYS } from './v2-support.js';
 
 const CONTACT_KEYS = KEYS.contact;
@@ -245,7 +253,7 @@ describe('upsertContactByExternalId', () => {
     // some find it committed and lock it while others are already inserting. PostgreSQL must not
     // have had to break a deadlock between them (each would be retried unseen, up to three times,
     // and then answered 500).
-    const deadlocks = () => deadlocksSoFar(server);
+    const deadlocks = () => deadlocksSoFar(server.db);
     const before = await deadlocks();
     for (let round = 0; round < 3; round++) {
       const ext = `race-${round}-${Date.now()}`;
@@ -276,18 +284,10 @@ describe('upsertContactByExternalId', () => {
   });
 });
 
-/** Deadlocks PostgreSQL has broken in this database so far (the embedded store runs one writer at a time: 0). */
-async function deadlocksSoFar(s: TestServer): Promise<number> {
-  if (STORE !== 'postgres') return 0;
-  const { rows } = await s.db.query<{ n: number }>(
-    'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
-  );
-  return rows[0]!.n;
-}
-
 describe('a NUL character, which PostgreSQL cannot store in text', () => {
-  test('POST, PATCH and PUT, v1 and v2: 422 naming each property that holds one, nothing written, the key left for the fixed body', async () => {
+  test('POST, PATCH and PUT, v1 and v2: 422 naming each property that holds one, nothing written, the key left for the fixed body; a write-only key', async () => {
     const existing = (await create(contactBody())).json.data;
+    const writer = (await ws.newKey(['contacts:write'])).key;
     const countAll = async () =>
       (
         await server.db.query<{ n: number; last: string }>(
@@ -304,7 +304,7 @@ describe('a NUL character, which PostgreSQL cannot store in text', () => {
       for (const [method, path, body] of writes) {
         const before = await countAll();
         const key = idem();
-        const r = await server.request(method, path, { key: ws.key, body, idem: key });
+        const r = await server.request(method, path, { key: writer, body, idem: key });
         assert.equal(r.status, 422, `${method} ${path}`);
         assert.equal(r.json.error.code, 'validation_failed');
         assert.deepEqual(
@@ -317,7 +317,7 @@ describe('a NUL character, which PostgreSQL cannot store in text', () => {
         );
         assert.deepEqual(await countAll(), before, `${method} ${path}: nothing written`);
         const fixed = { ...body, name: 'a b', origin: 'fixed' };
-        const again = await server.request(method, path, { key: ws.key, body: fixed, idem: key });
+        const again = await server.request(method, path, { key: writer, body: fixed, idem: key });
         assert.ok([200, 201].includes(again.status), `${method} ${path} fixed: ${again.status}`);
       }
     }

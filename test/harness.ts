@@ -63,6 +63,18 @@ export async function openTestDatabase(): Promise<Database> {
   return db;
 }
 
+/**
+ * Deadlocks PostgreSQL has broken in `db`'s database so far (they reach pg_stat_database within a
+ * second). The embedded store runs one writer at a time: always 0.
+ */
+export async function deadlocksSoFar(db: Database): Promise<number> {
+  if (db.kind !== 'postgres') return 0;
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return rows[0]!.n;
+}
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
 }

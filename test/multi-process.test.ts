@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep } from './harness.js';
+import { contactBody, deadlocksSoFar, idem, sleep } from './harness.js';
 import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -115,14 +115,6 @@ async function batchesCountOneRequestEach(servers: ServerProcess[]): Promise<voi
   assert.equal(rows[0]!.n, 500);
 }
 
-/** Deadlocks PostgreSQL has broken in this database so far. */
-async function deadlocksSoFar(): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
-  );
-  return rows[0]!.n;
-}
-
 /**
  * 30 PUTs of one new external_id at once, each with its own Idempotency-Key, spread over
  * `servers`, in rounds: one 201, the rest 200, one contact, and no deadlock for PostgreSQL to
@@ -130,7 +122,7 @@ async function deadlocksSoFar(): Promise<number> {
  */
 async function parallelUpsertsOfOneNewId(servers: ServerProcess[]): Promise<void> {
   const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
-  const before = await deadlocksSoFar();
+  const before = await deadlocksSoFar(db);
   for (let round = 0; round < 3; round++) {
     const externalId = `crowd-${round}-${randomUUID().slice(0, 8)}`;
     const answers = await Promise.all(
@@ -161,7 +153,7 @@ async function parallelUpsertsOfOneNewId(servers: ServerProcess[]): Promise<void
   }
   // The statistics reach pg_stat_database within a second.
   await sleep(1_500);
-  assert.equal(await deadlocksSoFar(), before, 'deadlocks PostgreSQL detected');
+  assert.equal(await deadlocksSoFar(db), before, 'deadlocks PostgreSQL detected');
 }
 
 describe('two server processes sharing PostgreSQL and Redis', () => {

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import type { IdempotentOutcome, WriteResult } from '../infra/idempotency-store.js';
 import type { Transaction } from '../infra/database.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, nulCharacterProblems, validationFailed } from '../shared/errors.js';
 import { principalOf } from './principal.js';
 
 export async function idempotentWrite(
@@ -19,6 +19,9 @@ export async function idempotentWrite(
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string')
     throw new ApiError('idempotency_key_missing', { details: { header: 'Idempotency-Key' } });
+  // Before the key is claimed: a body the store cannot hold leaves the key free for the fixed one.
+  const unstorable = request.body && typeof request.body === 'object' ? nulCharacterProblems(request.body) : [];
+  if (unstorable.length > 0) throw validationFailed(unstorable);
   let outcome: IdempotentOutcome;
   try {
     outcome = await services.idempotency.execute(

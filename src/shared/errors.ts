@@ -212,3 +212,17 @@ export function validationFailed(problems: readonly BodyProblem[]): ApiError {
     },
   });
 }
+
+/**
+ * The properties of a flat write body (`pathPrefix`: where it sits in the request, e.g. `items/3/`)
+ * whose strings hold a NUL character: PostgreSQL cannot store it in text, so a write is refused
+ * with the field named instead of failing in the store.
+ */
+export function nulCharacterProblems(fields: object, pathPrefix = ''): BodyProblem[] {
+  return Object.entries(fields)
+    .filter(([, value]) => typeof value === 'string' && value.includes('\u0000'))
+    .map(([field]) => ({
+      field: `${pathPrefix}${field}`,
+      message: 'holds a NUL character (U+0000), which cannot be stored',
+    }));
+}

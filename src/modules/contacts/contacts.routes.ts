@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -60,9 +60,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 201: Single(Contact) }),
       },
     },
-    async (request, reply) => {
-      refuseNulCharacters(request.body);
-      return idempotentWrite(
+    async (request, reply) =>
+      idempotentWrite(
         services,
         request,
         reply,
@@ -76,8 +75,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           },
         }),
         locationOf,
-      );
-    },
+      ),
   );
 
   app.get(
@@ -101,14 +99,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 200: Single(Contact) }),
       },
     },
-    async (request, reply) => {
-      refuseNulCharacters(request.body);
-      return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
+    async (request, reply) =>
+      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
         const contact = await contactsRepository.update(tx, workspaceId, request.params.id, request.body);
         if (!contact) throw notFound('contact');
         return { statusCode: 200, body: { data: contact } };
-      });
-    },
+      }),
   );
 
   app.put(
@@ -127,9 +123,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         response: writeResponses({ 200: Single(Contact), 201: Single(Contact) }),
       },
     },
-    async (request, reply) => {
-      refuseNulCharacters(request.body);
-      return idempotentWrite(
+    async (request, reply) =>
+      idempotentWrite(
         services,
         request,
         reply,
@@ -143,8 +138,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           return { statusCode: created ? 201 : 200, body: { data: contact } };
         },
         locationOf,
-      );
-    },
+      ),
   );
 };
 
@@ -180,21 +174,6 @@ export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
     },
   );
 };
-
-const NUL_CHARACTER = 'holds a NUL character (U+0000), which cannot be stored';
-
-/** The properties of a write that hold a NUL character, which PostgreSQL cannot store in text. */
-function nulCharacterProblems(fields: object, pathPrefix = ''): BodyProblem[] {
-  return Object.entries(fields)
-    .filter(([, value]) => typeof value === 'string' && value.includes('\u0000'))
-    .map(([field]) => ({ field: `${pathPrefix}${field}`, message: NUL_CHARACTER }));
-}
-
-/** 422 naming each property of a single write's body that holds a NUL character; nothing is written. */
-function refuseNulCharacters(body: object): void {
-  const problems = nulCharacterProblems(body);
-  if (problems.length > 0) throw validationFailed(problems);
-}
 
 /**
  * 422 naming every item the schema let through that still cannot be written: an external_id an
