@@ -9,7 +9,16 @@ import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, OwnerError } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, openTestDatabase, sleep, startTestServer, STORE, type TestServer } from './harness.js';
+import {
+  contactBody,
+  deadlocksSoFar,
+  idem,
+  openTestDatabase,
+  sleep,
+  startTestServer,
+  STORE,
+  type TestServer,
+} from './harness.js';
 import { ownPostgresDatabase, Receiver, waitFor } from './webhooks-support.js';
 
 const SCHEDULE_MS = [150, 300, 300, 300];
@@ -423,6 +432,49 @@ describe('webhooks in one server', () => {
     assert.deepEqual(JSON.parse(r.deliveries[0]!.body).type, 'webhook.test');
     await ownerCommands.deleteWebhook(server.owner, { id: byName.id });
   });
+
+  // The deletion locks the endpoint, then its deliveries; an attempt being settled holds its
+  // delivery, then needs the endpoint for its history row. PostgreSQL's own locks only, so
+  // PostgreSQL only (the embedded store runs one statement at a time).
+  if (STORE === 'postgres') {
+    test('deleting an endpoint while an attempt is being settled: the deadlock PostgreSQL breaks is retried, the endpoint goes', async () => {
+      const { ws } = await setup();
+      const created = await endpoint(ws.id, 'http://127.0.0.1:9/never');
+      // A pending delivery no loop will take (due in a day), held the way a settling attempt holds it.
+      await db.query(
+        `INSERT INTO webhook_deliveries (endpoint_id, stamp, seq, resource_type, resource_id, next_attempt_at)
+         VALUES ($1, 1, 1, 'contact', 'held', now() + interval '1 day')`,
+        [created.id],
+      );
+      const settling = createPostgresDatabase(own!.url, 1);
+      const deadlocksBefore = await deadlocksSoFar(db);
+      let deleting: Promise<unknown> | undefined;
+      try {
+        await settling.transaction(async (tx) => {
+          await tx.query(`UPDATE webhook_deliveries SET last_error = 'settling' WHERE endpoint_id = $1`, [created.id]);
+          // The deletion now holds the endpoint and waits for the delivery...
+          deleting = ownerCommands.deleteWebhook(server.owner, { id: created.id }).then(
+            (row) => row,
+            (err: unknown) => err,
+          );
+          await sleep(300);
+          // ...and the attempt's history row waits for the endpoint: PostgreSQL aborts the first waiter.
+          await tx.query(
+            `INSERT INTO webhook_attempts (endpoint_id, message_id, outcome, duration_ms) VALUES ($1, 'm', 'failed', 1)`,
+            [created.id],
+          );
+        });
+      } finally {
+        await settling.close();
+      }
+      const outcome = await deleting;
+      assert.ok(!(outcome instanceof Error), `the deletion failed: ${String(outcome)}`);
+      await sleep(1_500);
+      assert.ok((await deadlocksSoFar(db)) > deadlocksBefore, 'the two did cross');
+      const { rows } = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1', [created.id]);
+      assert.equal(rows.length, 0, 'the endpoint is gone');
+    });
+  }
 
   test('/metrics: attempts by outcome, their latency, the oldest pending delivery per endpoint', async () => {
     const { ws } = await setup();

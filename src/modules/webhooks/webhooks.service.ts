@@ -2,7 +2,7 @@
 // manages no endpoint, as it manages no key: an endpoint's URL and secret are the owner's.
 import { randomBytes } from 'node:crypto';
 import type { WebhookTargetPolicy } from '../../config.js';
-import type { Database } from '../../infra/database.js';
+import { retryingConflicts, type Database } from '../../infra/database.js';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes.js';
 import { EventIdCodec } from '../events/event-ids.js';
 import { eventsRepository, READ_SCOPE, readableResourceTypes } from '../events/events.repository.js';
@@ -150,7 +150,11 @@ export const webhookCommands = {
   },
 
   async deleteWebhook(ctx: WebhookContext, input: { id: string }): Promise<EndpointRow> {
-    const row = await webhooksRepository.remove(ctx.db, requireUuid(input.id, 'webhook endpoint id'));
+    const id = requireUuid(input.id, 'webhook endpoint id');
+    // The deletion locks the endpoint, then its deliveries (ON DELETE CASCADE); an attempt being
+    // settled holds its delivery and then needs the endpoint (its history row's foreign key). When
+    // the two cross, PostgreSQL aborts one: the deletion runs again.
+    const row = await retryingConflicts(() => webhooksRepository.remove(ctx.db, id));
     if (!row) throw new OwnerError(`No webhook endpoint ${input.id}.`);
     return row;
   },
