@@ -3,8 +3,10 @@
 // stopAll() (called from run.ts's finally) ends whatever is still running, so a failed run leaves
 // nothing behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface Server {
@@ -35,7 +37,10 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts `command` with `env` added to this process's environment, and resolves once `readyPath`
- * answers 200. Its output is kept (the last 64 KiB) and shown if it fails to start.
+ * answers 200. Its output (the service's log lines at LOG_LEVEL=info) goes to a file, as a
+ * deployment's would, not through a pipe: this process is the load generator, and reading a pipe
+ * of a few thousand lines a second would take CPU from the two cores it measures. The file's last
+ * 64 KiB are shown if the process fails to start; the file is removed when it stops.
  */
 export async function startServer(
   name: string,
@@ -47,14 +52,14 @@ export async function startServer(
 ): Promise<Server> {
   // A variable given as undefined is removed from what the process inherits.
   const merged = definedOnly({ ...process.env, ...env });
-  const child = spawn(command, args, { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-65_536);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  const logDir = mkdtempSync(join(tmpdir(), 'bench-server-'));
+  const logFile = join(logDir, 'output.log');
+  const fd = openSync(logFile, 'w');
+  const child = spawn(command, args, { cwd: ROOT, env: merged, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const output = () => lastBytes(logFile, 65_536);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const removeOutput = () => rmSync(logDir, { recursive: true, force: true });
   const url = `http://127.0.0.1:${port}`;
   const server: Server = {
     name,
@@ -63,6 +68,7 @@ export async function startServer(
     stop: async () => {
       running.delete(server);
       await stopProcess(child, exited);
+      removeOutput();
     },
   };
   running.add(server);
@@ -71,7 +77,9 @@ export async function startServer(
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       running.delete(server);
-      throw new Error(`${name} exited before it was ready (${child.exitCode ?? child.signalCode}):\n${output}`);
+      const text = output();
+      removeOutput();
+      throw new Error(`${name} exited before it was ready (${child.exitCode ?? child.signalCode}):\n${text}`);
     }
     try {
       const res = await fetch(url + readyPath, { signal: AbortSignal.timeout(5_000) });
@@ -81,10 +89,29 @@ export async function startServer(
       // not listening yet
     }
     if (Date.now() > deadline) {
+      const text = output();
       await server.stop();
-      throw new Error(`${name} was not ready within 60 s:\n${output}`);
+      throw new Error(`${name} was not ready within 60 s:\n${text}`);
     }
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The last `n` bytes of a file, as text ('' once it is gone). */
+function lastBytes(file: string, n: number): string {
+  try {
+    const size = statSync(file).size;
+    const length = Math.min(size, n);
+    const buffer = Buffer.alloc(length);
+    const fd = openSync(file, 'r');
+    try {
+      readSync(fd, buffer, 0, length, size - length);
+    } finally {
+      closeSync(fd);
+    }
+    return buffer.toString('utf8');
+  } catch {
+    return '';
   }
 }
 
