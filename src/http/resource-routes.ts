@@ -2,7 +2,14 @@
 // resource module declares each with the operation's options (listOperation, getOperation) and a
 // one-line handler (listPage, getOne). The handler is typed by the TypeBox provider from the
 // schema the options carry: the query and path it reads are the ones that schema validated.
+//
+// Both answer with JSON.stringify's text rather than the schema's serializer: their rows hold the
+// item schema's properties and nothing else, in its order (ListSpec.publicFields), all of them
+// strings, numbers, booleans or null, so the text is the same (test/read-serialization.test.ts),
+// and on rows of text the schema's serializer, which writes a page by adding up strings, cost the
+// list request more CPU than anything else the service adds to the query (docs/performance.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
 import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
 import type { Services } from '../services.js';
@@ -51,9 +58,15 @@ export function listOperation<Q extends TObject, P extends TObject = typeof NoPa
 /** What every list query carries besides its filters. */
 export type PageQuery = { limit?: number; cursor?: string } & Record<string, unknown>;
 
-/** One page of a list: the filters of `query`, plus equality conditions from the path (`fixed`). */
-export function listPage(
+/** Answers 200 with `body` as JSON, written as bytes (Fastify would measure a string in a pass of its own). */
+function sendJson(reply: FastifyReply, body: unknown): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify(body)));
+}
+
+/** Answers one page of a list: the filters of `query`, plus equality conditions from the path (`fixed`). */
+export async function listPage(
   services: Services,
+  reply: FastifyReply,
   spec: ListSpec,
   workspaceId: string,
   query: PageQuery,
@@ -61,7 +74,7 @@ export function listPage(
 ) {
   const { limit = LIMIT_DEFAULT, cursor, ...filters } = query;
   const sortKey = (row: Record<string, string>): Position => [row[spec.sortColumn] ?? '', row.id ?? ''];
-  return paginate(
+  const page = await paginate(
     services.cursors,
     { resource: spec.resource, workspaceId, filters: { ...filters, ...fixed } },
     { limit, cursor },
@@ -69,6 +82,7 @@ export function listPage(
       listRows<Record<string, string>>(services.db, spec, workspaceId, filters, after, take, fixed),
     sortKey,
   );
+  return sendJson(reply, page);
 }
 
 /** Options of a get-by-id operation; `noun` ("catalog item") names the resource in its 404. */
@@ -88,9 +102,16 @@ export function getOperation(o: Described & { noun: string }) {
   };
 }
 
-/** The row with this id in the workspace, as its list shows it; 404 naming the resource otherwise. */
-export async function getOne(services: Services, spec: ListSpec, noun: string, workspaceId: string, id: string) {
+/** Answers the row with this id in the workspace, as its list shows it; 404 naming the resource otherwise. */
+export async function getOne(
+  services: Services,
+  reply: FastifyReply,
+  spec: ListSpec,
+  noun: string,
+  workspaceId: string,
+  id: string,
+) {
   const row = await findRow(services.db, spec, workspaceId, id);
   if (!row) throw notFound(noun);
-  return { data: row };
+  return sendJson(reply, { data: row });
 }

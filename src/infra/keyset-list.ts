@@ -22,6 +22,13 @@ export interface ListSpec {
   table: string;
   /** the public columns, as SELECT expressions */
   columns: string;
+  /**
+   * The item's properties as answers write them: the item schema's keys, in its order. A row
+   * carries these and nothing else (a column of the select list not named here never reaches an
+   * answer), so a page can be written with JSON.stringify and say what the schema's serializer
+   * would (test/read-serialization.test.ts holds every list and get to it byte for byte).
+   */
+  publicFields: readonly string[];
   /** keyset order: this column, then id */
   sortColumn: 'updated_at' | 'created_at';
   idType: 'uuid' | 'text';
@@ -69,7 +76,7 @@ export async function listRows<Row>(
     params,
     prepared ? shape : undefined,
   );
-  return objects<Row>(result);
+  return objects<Row>(spec.publicFields, result);
 }
 
 export async function findRow<Row>(
@@ -83,27 +90,33 @@ export async function findRow<Row>(
     [workspaceId, id],
     `${spec.resource}_find`,
   );
-  return objects<Row>(result)[0] ?? null;
+  return objects<Row>(spec.publicFields, result)[0] ?? null;
 }
 
 type RowBuilder = (values: unknown[]) => unknown;
 const rowBuilders = new Map<string, RowBuilder>();
 
 /**
- * The rows as objects, each made by one function written for its columns: an object literal with
- * fixed keys. The driver's own loop stores each column under a computed name, at call sites every
- * query of the process shares; once the process has run a few shapes of rows, those stores go
- * through V8's slow generic path, for every column of every row of every page (measured in
- * docs/performance.md). The names are the select list's own aliases, never input.
+ * The rows as objects of the public fields, in their order, each made by one function written for
+ * them: an object literal with fixed keys, reading each field's column by position. The driver's
+ * own loop stores each column under a computed name, at call sites every query of the process
+ * shares; once the process has run a few shapes of rows, those stores go through V8's slow generic
+ * path, for every column of every row of every page (measured in docs/performance.md). The names
+ * are the schema's own property names, never input; a field the select list lacks is a defect of
+ * the list's declaration, refused at its first query.
  */
-function objects<Row>({ columns, rows }: ArrayRows): Row[] {
+function objects<Row>(fields: readonly string[], { columns, rows }: ArrayRows): Row[] {
   // JSON, not a join: the names ["a,b"] and ["a", "b"] are two lists.
-  const signature = JSON.stringify(columns);
+  const signature = JSON.stringify([fields, columns]);
   let build = rowBuilders.get(signature);
   if (!build) {
-    const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- code made from column names only
-    build = new Function('v', `return { ${fields} };`) as RowBuilder;
+    const properties = fields.map((name) => {
+      const at = columns.indexOf(name);
+      if (at < 0) throw new Error(`the select list has no column ${name}`);
+      return `${JSON.stringify(name)}: v[${at}]`;
+    });
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- code made from schema property names only
+    build = new Function('v', `return { ${properties.join(', ')} };`) as RowBuilder;
     rowBuilders.set(signature, build);
   }
   const out = new Array<Row>(rows.length);

@@ -19,12 +19,13 @@ export const appointmentsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async
         'Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.',
       querystring: AppointmentListQuery,
     }),
-    async (request) => listPage(services, spec, principalOf(request).workspaceId, request.query),
+    async (request, reply) => listPage(services, reply, spec, principalOf(request).workspaceId, request.query),
   );
 
   app.get(
     '/appointments/:id',
     getOperation({ ...described, operationId: 'getAppointment', summary: 'Get an appointment', noun: 'appointment' }),
-    async (request) => getOne(services, spec, 'appointment', principalOf(request).workspaceId, request.params.id),
+    async (request, reply) =>
+      getOne(services, reply, spec, 'appointment', principalOf(request).workspaceId, request.params.id),
   );
 };

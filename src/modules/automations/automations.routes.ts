@@ -18,11 +18,12 @@ export const automationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       summary: 'List automations',
       querystring: AutomationListQuery,
     }),
-    async (request) => listPage(services, spec, principalOf(request).workspaceId, request.query),
+    async (request, reply) => listPage(services, reply, spec, principalOf(request).workspaceId, request.query),
   );
   app.get(
     '/automations/:id',
     getOperation({ ...described, operationId: 'getAutomation', summary: 'Get an automation', noun: 'automation' }),
-    async (request) => getOne(services, spec, 'automation', principalOf(request).workspaceId, request.params.id),
+    async (request, reply) =>
+      getOne(services, reply, spec, 'automation', principalOf(request).workspaceId, request.params.id),
   );
 };

@@ -1,12 +1,14 @@
 // SQL for catalog items: the public columns and filters. Private commercial notes and internal
 // metadata stay in the table and out of every answer.
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { CatalogItem } from './catalog.schemas.js';
 
 export const catalogItemsSpec: ListSpec = {
   resource: 'catalog_items',
   table: 'catalog_items',
   columns: `id, kind, name, description, price_amount::float8 AS price_amount, currency, duration_minutes, active,
     api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
+  publicFields: Object.keys(CatalogItem.properties),
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('kind'), equals('active')],

@@ -17,11 +17,12 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       summary: 'List catalog items',
       querystring: CatalogListQuery,
     }),
-    async (request) => listPage(services, spec, principalOf(request).workspaceId, request.query),
+    async (request, reply) => listPage(services, reply, spec, principalOf(request).workspaceId, request.query),
   );
   app.get(
     '/catalog/items/:id',
     getOperation({ ...described, operationId: 'getCatalogItem', summary: 'Get a catalog item', noun: 'catalog item' }),
-    async (request) => getOne(services, spec, 'catalog item', principalOf(request).workspaceId, request.params.id),
+    async (request, reply) =>
+      getOne(services, reply, spec, 'catalog item', principalOf(request).workspaceId, request.params.id),
   );
 };

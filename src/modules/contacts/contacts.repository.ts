@@ -3,6 +3,7 @@ import type { Queryable, Transaction } from '../../infra/database.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { DEFAULT_CONTACT_STATUS, WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
+import { Contact } from './contacts.schemas.js';
 
 export const CONTACT_COLUMNS = `id, external_id, name, company_name, email, phone, whatsapp, origin, status,
   api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
@@ -12,6 +13,7 @@ export const contactsSpec: ListSpec = {
   resource: 'contacts',
   table: 'contacts',
   columns: CONTACT_COLUMNS,
+  publicFields: Object.keys(Contact.properties),
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('status')],

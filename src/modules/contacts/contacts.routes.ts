@@ -43,7 +43,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
       querystring: ContactListQuery,
     }),
-    async (request) => listPage(services, contactsSpec, principalOf(request).workspaceId, request.query),
+    async (request, reply) => listPage(services, reply, contactsSpec, principalOf(request).workspaceId, request.query),
   );
 
   app.post(
@@ -81,7 +81,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   app.get(
     '/contacts/:id',
     getOperation({ ...described, operationId: 'getContact', summary: 'Get a contact', noun: 'contact' }),
-    async (request) => getOne(services, contactsSpec, 'contact', principalOf(request).workspaceId, request.params.id),
+    async (request, reply) =>
+      getOne(services, reply, contactsSpec, 'contact', principalOf(request).workspaceId, request.params.id),
   );
 
   app.patch(

@@ -1,12 +1,14 @@
 // SQL for conversations and messages: the public columns and filters.
 import type { Queryable } from '../../infra/database.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { Conversation, Message } from './conversations.schemas.js';
 
 export const conversationsSpec: ListSpec = {
   resource: 'conversations',
   table: 'conversations',
   columns: `id, contact_id, channel, status, api_time(last_message_at) AS last_message_at,
     api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
+  publicFields: Object.keys(Conversation.properties),
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('contact_id'), equals('channel'), equals('status')],
@@ -17,6 +19,7 @@ export const messagesSpec: ListSpec = {
   table: 'messages',
   columns: `id, conversation_id, contact_id, direction, kind, text, api_time(sent_at) AS sent_at,
     api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
+  publicFields: Object.keys(Message.properties),
   sortColumn: 'created_at',
   idType: 'uuid',
   filters: [{ param: 'created_after', where: (p) => `created_at > ${p}::timestamptz` }, equals('conversation_id')],

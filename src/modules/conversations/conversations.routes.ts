@@ -27,7 +27,8 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
       item: Conversation,
       spec: conversationsSpec,
     }),
-    async (request) => listPage(services, conversationsSpec, principalOf(request).workspaceId, request.query),
+    async (request, reply) =>
+      listPage(services, reply, conversationsSpec, principalOf(request).workspaceId, request.query),
   );
 
   app.get(
@@ -44,11 +45,11 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
       item: Message,
       spec: messagesSpec,
     }),
-    async (request) => {
+    async (request, reply) => {
       const { workspaceId } = principalOf(request);
       const { contact_id } = request.params;
       if (!(await contactExists(services.db, workspaceId, contact_id))) throw notFound('contact');
-      return listPage(services, messagesSpec, workspaceId, request.query, { contact_id });
+      return listPage(services, reply, messagesSpec, workspaceId, request.query, { contact_id });
     },
   );
 };

@@ -19,6 +19,6 @@ export const pipelineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       item: PipelineStage,
       spec,
     }),
-    async (request) => listPage(services, spec, principalOf(request).workspaceId, request.query),
+    async (request, reply) => listPage(services, reply, spec, principalOf(request).workspaceId, request.query),
   );
 };
