@@ -186,6 +186,9 @@ async function measureEverything(
   const servers = [list, listInfo, two, one, fastifyList, fastify, http];
   const memory = servers.map(memoryOf);
 
+  // In each round, what a target compares is measured one after the other (the service's list at
+  // both log levels beside the bare route, each write beside the bare transaction): the report
+  // compares the figures of a round with each other (bench/report.ts).
   const plan: Planned[] = [
     { key: 'list', label: 'GET /v1/contacts?limit=50', server: list, scenario: s.list },
     {
@@ -194,21 +197,21 @@ async function measureEverything(
       server: fastifyList,
       scenario: { ...s.list, path: '/contacts', headers: {} },
     },
+    { key: 'listInfo', label: 'GET /v1/contacts?limit=50, LOG_LEVEL=info', server: listInfo, scenario: s.list },
     { key: 'bareHttp', label: 'bare node:http', server: http, scenario: { ...s.list, headers: {} } },
     {
       key: 'pgbench',
       label: 'pgbench, same SQL',
       pgbench: { workspaceId: dataset.big_workspace_id, clients: POOL_SIZE },
     },
-    { key: 'listInfo', label: 'GET /v1/contacts?limit=50, LOG_LEVEL=info', server: listInfo, scenario: s.list },
     { key: 'listTwoWorkers', label: 'GET /v1/contacts?limit=50, 2 workers', server: two, scenario: s.list },
     { key: 'get', label: 'GET /v1/contacts/{id}', server: one, scenario: s.get },
     { key: 'appointments', label: 'GET /v1/appointments, 7-day window', server: one, scenario: s.appointments },
     { key: 'events', label: 'GET /v2/events?limit=100', server: one, scenario: s.events },
     { key: 'create', label: 'POST /v1/contacts', server: one, scenario: s.create },
     { key: 'bareWrite', label: 'bare Fastify transaction', server: fastify, scenario: bareWriteScenario(runId) },
-    { key: 'replay', label: 'POST /v1/contacts, replay', server: one, scenario: s.replay },
     { key: 'upsert', label: 'PUT /v1/contacts/external/{id}', server: one, scenario: s.upsert },
+    { key: 'replay', label: 'POST /v1/contacts, replay', server: one, scenario: s.replay },
     { key: 'batch', label: 'POST /v2/contacts/batch/upsert', server: one, scenario: s.batch },
     {
       keys: ['firstPage', 'deepPage'],
