@@ -25,23 +25,25 @@ export const contactsRepository = {
     workspaceId: string,
     fields: ContactWrite & { status: ContactStatus },
   ): Promise<ContactT> {
-    const { columns, values } = writable(fields);
+    const { columns, values, shape } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 2}`);
     const { rows } = await db.query<ContactT>(
       `INSERT INTO contacts (workspace_id, ${columns.join(', ')}) VALUES ($1, ${placeholders.join(', ')})
        RETURNING ${CONTACT_COLUMNS}`,
       [workspaceId, ...values],
+      `contacts_insert_${shape}`,
     );
     return rows[0]!;
   },
 
   /** Changes the given properties only; null when the contact does not exist in this workspace. */
   async update(db: Queryable, workspaceId: string, id: string, fields: ContactWrite): Promise<ContactT | null> {
-    const { columns, values } = writable(fields);
+    const { columns, values, shape } = writable(fields);
     const set = columns.map((c, i) => `${c} = $${i + 3}`);
     const { rows } = await db.query<ContactT>(
       `UPDATE contacts SET ${set.join(', ')} WHERE workspace_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`,
       [workspaceId, id, ...values],
+      `contacts_update_${shape}`,
     );
     return rows[0] ?? null;
   },
@@ -57,7 +59,7 @@ export const contactsRepository = {
     externalId: string,
     fields: ContactWrite,
   ): Promise<{ contact: ContactT; created: boolean }> {
-    const { columns, values } = writable(fields);
+    const { columns, values, shape } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 3}`);
     const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
     // Take the external id (the advisory lock a batch takes for each of its ids), then lock the
@@ -77,6 +79,7 @@ export const contactsRepository = {
        ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
        RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
         params: [workspaceId, externalId, ...values],
+        name: `contacts_upsert_${shape}`,
       },
     ]);
     const { inserted, ...contact } = upserted!.rows[0] as ContactT & { inserted: boolean };
@@ -177,15 +180,23 @@ export const contactsRepository = {
   },
 };
 
-/** The properties present in a write body, in a fixed column order, from the whitelist only. */
-function writable(fields: ContactWrite): { columns: string[]; values: unknown[] } {
+/**
+ * The properties present in a write body, in a fixed column order, from the whitelist only; and
+ * `shape`, which names the set (a bit per writable field, in base 36). A write's statement is
+ * prepared under its shape's name: PostgreSQL parses and plans each shape once per connection, not
+ * once per write, and the names stay short (identifiers are cut at 63 bytes) and few (one per
+ * subset of the writable fields).
+ */
+function writable(fields: ContactWrite): { columns: string[]; values: unknown[]; shape: string } {
   const columns: string[] = [];
   const values: unknown[] = [];
-  for (const name of WRITABLE_CONTACT_FIELDS) {
+  let bits = 0;
+  WRITABLE_CONTACT_FIELDS.forEach((name, i) => {
     if (Object.prototype.hasOwnProperty.call(fields, name) && fields[name] !== undefined) {
       columns.push(name);
       values.push(fields[name]);
+      bits |= 1 << i;
     }
-  }
-  return { columns, values };
+  });
+  return { columns, values, shape: bits.toString(36) };
 }
