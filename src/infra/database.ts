@@ -192,19 +192,33 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         exec: async (script) => void (await client.query(script)),
         queryAll: (statements) => runAll(client, statements),
         async commitWith<L>(last: Statement) {
-          const sent = run<L>(client, last.sql, last.params, last.name);
-          let failedBeforeCommit = false;
-          sent.catch(() => {
-            failedBeforeCommit = true;
+          // The driver refuses some statements itself, without sending them: a parameter it cannot
+          // encode (it says so at once), a statement name taken by another text or a connection it
+          // no longer sends on (it says so on the next tick). A COMMIT sent behind such a statement
+          // would commit the transaction without it. So the statement's callback notes a failure,
+          // and the COMMIT waits for the tick after the driver's: by then every refusal has been
+          // heard (ticks run in the order they were queued), and no answer of the server can have
+          // come yet. A statement that reached the server and fails there aborts the transaction,
+          // which makes the COMMIT behind it a ROLLBACK. (A turn of the event loop would do too,
+          // but the transaction holds its workspace's sync clock meanwhile: db/migrations/0005.)
+          let refused = false;
+          const sent = new Promise<QueryResult<L>>((resolve, reject) => {
+            const config = {
+              text: last.sql,
+              values: last.params as unknown[] | undefined,
+              ...(last.name ? { name: last.name } : {}),
+            };
+            client.query(config, (err: Error | null, res: pg.QueryResult) => {
+              if (err) {
+                refused = !ended;
+                reject(err);
+              } else resolve({ rows: res.rows as L[], rowCount: res.rowCount ?? 0 });
+            });
           });
-          // The driver refuses some statements itself, without sending them (a parameter it cannot
-          // encode, a statement name taken by another text); it says so on the next tick. A COMMIT
-          // sent behind such a statement would commit the transaction without it. One turn of the
-          // event loop lets every such refusal arrive first: then the transaction is rolled back as
-          // any failed one is, and a statement that did reach the server aborts the transaction if
-          // it fails there, which makes the COMMIT behind it a ROLLBACK.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          if (failedBeforeCommit) return sent;
+          // Awaited below, or returned: its failure is never left unhandled while the tick passes.
+          sent.catch(() => undefined);
+          await new Promise<void>((resolve) => process.nextTick(resolve));
+          if (refused) return sent;
           ended = true;
           const [result, commit] = await Promise.allSettled([sent, client.query('COMMIT')]);
           if (result.status === 'rejected') throw result.reason;
