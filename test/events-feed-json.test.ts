@@ -6,7 +6,6 @@
 // rewrites the event's text with its data.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Fastify from 'fastify';
 import { Appointment } from '../src/modules/appointments/appointments.schemas.js';
 import { Automation } from '../src/modules/automations/automations.schemas.js';
 import { CatalogItem } from '../src/modules/catalog/catalog.schemas.js';
@@ -16,6 +15,7 @@ import { Event, RESOURCE_TYPES, type ResourceType } from '../src/modules/events/
 import { PipelineStage } from '../src/modules/pipeline/pipeline.schemas.js';
 import { Workspace } from '../src/modules/workspaces/workspaces.schemas.js';
 import { Page } from '../src/shared/schemas.js';
+import { ODD, schemaText } from './schema-text.js';
 import { feedServer, fresh, INTERNAL, useFeedServer } from './events-support.js';
 import { contactBody, idem } from './harness.js';
 
@@ -31,20 +31,6 @@ const SCHEMAS: Record<ResourceType, { properties: Record<string, unknown> }> = {
   message: Message,
   automation: Automation,
 };
-
-// Every character JSON escapes one way or another, and some it leaves alone.
-const ODD = 'quote " backslash \\ slash / tab \t newline \n bell \u0007 del \u007f line sep \u2028 emoji 🐙 é ﬁ';
-
-/** What Fastify's serializer for the route's schema writes for the page `raw` parses to. */
-async function bySchema(raw: string): Promise<string> {
-  const app = Fastify();
-  app.get('/', { schema: { response: { 200: Page(Event) } } }, async () => JSON.parse(raw) as unknown);
-  try {
-    return (await app.inject({ method: 'GET', url: '/' })).body;
-  } finally {
-    await app.close();
-  }
-}
 
 describe('events as the store writes them', () => {
   test("the store's public properties of every resource type are its schema's, in the same order", async () => {
@@ -82,7 +68,7 @@ describe('events as the store writes them', () => {
       const page = await feedServer().request('GET', `/v2/events${query}`, { key: w.key });
       assert.equal(page.status, 200, page.text);
       assert.ok(page.json.data.length > 0, query);
-      assert.equal(page.text, await bySchema(page.text), query);
+      assert.equal(page.text, await schemaText(Page(Event), page.text), query);
     }
     const last = await feedServer().request('GET', `/v2/events?resource_id=${again.json.data.id}`, { key: w.key });
     const created = last.json.data[0];

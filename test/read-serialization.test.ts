@@ -6,7 +6,6 @@
 // select list that reads more than the item's properties still answers only them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Fastify from 'fastify';
 import type { TSchema } from 'typebox';
 import { listRows } from '../src/infra/keyset-list.js';
 import { Appointment } from '../src/modules/appointments/appointments.schemas.js';
@@ -17,24 +16,11 @@ import { Contact } from '../src/modules/contacts/contacts.schemas.js';
 import { Conversation, Message } from '../src/modules/conversations/conversations.schemas.js';
 import { PipelineStage } from '../src/modules/pipeline/pipeline.schemas.js';
 import { Page, Single } from '../src/shared/schemas.js';
+import { ODD, schemaText } from './schema-text.js';
 import { contactBody, idem } from './harness.js';
 import { A, contactWithMessages, get, server, useV2Workspaces } from './v2-support.js';
 
 useV2Workspaces();
-
-// Every character JSON escapes one way or another, and some it leaves alone.
-const ODD = 'quote " backslash \\ slash / tab \t newline \n bell \u0007 del \u007f line sep \u2028 emoji 🐙 é ﬁ';
-
-/** What Fastify's serializer for `schema` writes for the value `raw` parses to. */
-async function bySchema(schema: TSchema, raw: string): Promise<string> {
-  const app = Fastify();
-  app.get('/', { schema: { response: { 200: schema } } }, async () => JSON.parse(raw) as unknown);
-  try {
-    return (await app.inject({ method: 'GET', url: '/' })).body;
-  } finally {
-    await app.close();
-  }
-}
 
 /** Each list and get; `odd`: a free-text property of one of its items holds ODD. */
 const READS: { list: string; get?: string; item: TSchema; odd: boolean }[] = [
@@ -84,7 +70,7 @@ describe('lists and gets written with JSON.stringify', () => {
       for (const page of pages) {
         assert.equal(page.status, 200, `${path}: ${page.text}`);
         assert.equal(page.headers.get('content-type'), 'application/json; charset=utf-8', path);
-        assert.equal(page.text, await bySchema(Page(read.item), page.text), path);
+        assert.equal(page.text, await schemaText(Page(read.item), page.text), path);
       }
       const items = pages[0]!.json.data as Record<string, unknown>[];
       assert.ok(items.length > 0, `${path} has items`);
@@ -99,7 +85,7 @@ describe('lists and gets written with JSON.stringify', () => {
           const one = await get(`${read.get}/${String(item.id)}`);
           assert.equal(one.status, 200, one.text);
           assert.equal(one.headers.get('content-type'), 'application/json; charset=utf-8', read.get);
-          assert.equal(one.text, await bySchema(Single(read.item), one.text), read.get);
+          assert.equal(one.text, await schemaText(Single(read.item), one.text), read.get);
           assert.deepEqual(one.json.data, item, read.get);
         }
       }

@@ -1,7 +1,7 @@
 // Sends the outcome of an idempotent write, marking replays as Stripe-compatible clients expect.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import type { IdempotentOutcome, WriteResult } from '../infra/idempotency-store.js';
+import type { AnsweredWrite, IdempotentOutcome, WriteResult } from '../infra/idempotency-store.js';
 import type { Transaction } from '../infra/database.js';
 import { ApiError, nulCharacterProblems, validationFailed } from '../shared/errors.js';
 import { principalOf } from './principal.js';
@@ -10,9 +10,9 @@ export async function idempotentWrite(
   services: Services,
   request: FastifyRequest,
   reply: FastifyReply,
-  write: (tx: Transaction, workspaceId: string) => Promise<WriteResult>,
-  /** the path of the resource a 201 created, from its body: sent as Location (replays too) */
-  locationOf?: (body: unknown) => string | undefined,
+  write: (tx: Transaction, workspaceId: string) => Promise<WriteResult | AnsweredWrite>,
+  /** the path of the resource a 201 created, from its id: sent as Location (replays too) */
+  locationOf?: (id: string) => string,
 ): Promise<FastifyReply> {
   const principal = principalOf(request);
   // Checked already by the preValidation hook of request-conventions; read again with its type.
@@ -49,9 +49,11 @@ export async function idempotentWrite(
   }
   services.metrics.idempotency(outcome.replayed ? 'replayed' : 'executed');
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-  const location = outcome.statusCode === 201 ? locationOf?.(outcome.body) : undefined;
-  if (location) reply.header('location', location);
+  if (outcome.statusCode === 201 && locationOf && outcome.resourceId) {
+    reply.header('location', locationOf(outcome.resourceId));
+  }
   reply.code(outcome.statusCode);
   if (outcome.payload === undefined) return reply.send(outcome.body);
-  return reply.type('application/json; charset=utf-8').send(outcome.payload);
+  // As bytes: Fastify would measure a string's length in a pass of its own before writing it.
+  return reply.type('application/json; charset=utf-8').send(Buffer.from(outcome.payload));
 }

@@ -48,11 +48,12 @@ export interface Transaction extends Queryable {
    */
   queryAll(statements: readonly Statement[]): Promise<QueryResult<Record<string, unknown>>[]>;
   /**
-   * Runs `last` and commits, sent together: the transaction's last round trip carries its last
-   * statement. The transaction is over when this resolves (committed) or rejects (rolled back);
-   * the work then returns without running anything else on it.
+   * Runs `ahead` and `last`, in order, and commits, all sent together: the transaction's last
+   * round trip carries its last statements. Answers `last`'s result. The transaction is over when
+   * this resolves (committed) or rejects (rolled back, the first failure in statement order the
+   * error); the work then returns without running anything else on it.
    */
-  commitWith<R = Record<string, unknown>>(last: Statement): Promise<QueryResult<R>>;
+  commitWith<R = Record<string, unknown>>(last: Statement, ahead?: readonly Statement[]): Promise<QueryResult<R>>;
 }
 
 export type StoreKind = 'postgres' | 'embedded';
@@ -191,40 +192,45 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
         exec: async (script) => void (await client.query(script)),
         queryAll: (statements) => runAll(client, statements),
-        async commitWith<L>(last: Statement) {
+        async commitWith<L>(last: Statement, ahead: readonly Statement[] = []) {
           // The driver refuses some statements itself, without sending them: a parameter it cannot
           // encode (it says so at once), a statement name taken by another text or a connection it
           // no longer sends on (it says so on the next tick). A COMMIT sent behind such a statement
-          // would commit the transaction without it. So the statement's callback notes a failure,
+          // would commit the transaction without it. So each statement's callback notes a failure,
           // and the COMMIT waits for the tick after the driver's: by then every refusal has been
           // heard (ticks run in the order they were queued), and no answer of the server can have
           // come yet. A statement that reached the server and fails there aborts the transaction,
           // which makes the COMMIT behind it a ROLLBACK. (A turn of the event loop would do too,
           // but the transaction holds its workspace's sync clock meanwhile: db/migrations/0005.)
           let refused = false;
-          const sent = new Promise<QueryResult<L>>((resolve, reject) => {
-            const config = {
-              text: last.sql,
-              values: last.params as unknown[] | undefined,
-              ...(last.name ? { name: last.name } : {}),
-            };
-            client.query(config, (err: Error | null, res: pg.QueryResult) => {
-              if (err) {
-                refused = !ended;
-                reject(err);
-              } else resolve({ rows: res.rows as L[], rowCount: res.rowCount ?? 0 });
+          const send = <R>(st: Statement) =>
+            new Promise<QueryResult<R>>((resolve, reject) => {
+              const config = {
+                text: st.sql,
+                values: st.params as unknown[] | undefined,
+                ...(st.name ? { name: st.name } : {}),
+              };
+              client.query(config, (err: Error | null, res: pg.QueryResult) => {
+                if (err) {
+                  if (!ended) refused = true;
+                  reject(err);
+                } else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+              });
             });
-          });
-          // Awaited below, or returned: its failure is never left unhandled while the tick passes.
-          sent.catch(() => undefined);
+          const sent = [...ahead.map((st) => send(st)), send<L>(last)];
+          // Awaited below: no failure is left unhandled while the tick passes.
+          for (const p of sent) p.catch(() => undefined);
           await new Promise<void>((resolve) => process.nextTick(resolve));
-          if (refused) return sent;
-          ended = true;
-          const [result, commit] = await Promise.allSettled([sent, client.query('COMMIT')]);
-          if (result.status === 'rejected') throw result.reason;
-          if (commit.status === 'rejected') throw commit.reason;
-          if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}`);
-          return result.value;
+          if (!refused) ended = true;
+          const pending: Promise<unknown>[] = refused ? sent : [...sent, client.query('COMMIT')];
+          const settled = await Promise.allSettled(pending);
+          const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          if (!refused) {
+            const commit = settled.at(-1) as PromiseFulfilledResult<pg.QueryResult>;
+            if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}`);
+          }
+          return (settled[ahead.length] as PromiseFulfilledResult<QueryResult<L>>).value;
         },
       };
       const result = await work(tx, opened);
@@ -314,7 +320,10 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
       for (const st of statements) results.push(await run(tx, st.sql, st.params));
       return results;
     },
-    commitWith: (last) => run(tx, last.sql, last.params),
+    async commitWith(last, ahead = []) {
+      for (const st of ahead) await run(tx, st.sql, st.params);
+      return run(tx, last.sql, last.params);
+    },
   });
   return {
     kind: 'embedded',

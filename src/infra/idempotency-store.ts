@@ -5,7 +5,7 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Transaction } from './database.js';
+import { retryingConflicts, type Database, type Statement, type Transaction } from './database.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { ApiError } from '../shared/errors.js';
 
@@ -19,11 +19,39 @@ export interface WriteResult {
   resourceIds?: readonly string[];
 }
 
+/**
+ * A write whose answer the database writes, in the statement that makes the change. `with` holds
+ * the statement's CTEs, the last named `answer`, with the columns status_code (integer), body (the
+ * answer's text, as the route's schema writes it) and resource_id (uuid: its deletion erases the
+ * answer; or null). The store records that answer in the same statement and sends it with the
+ * COMMIT, after `ahead`, in one round trip: nothing the service does lies between the change and
+ * the commit, which is the stretch the write holds its workspace's sync clock (db/migrations/0005).
+ * An `answer` without a row means there was nothing to change: `otherwise` is thrown, and nothing
+ * is recorded.
+ */
+export interface AnsweredWrite {
+  with: string;
+  params: readonly unknown[];
+  /** the statement's name (prepared per connection): one text per name */
+  name: string;
+  ahead?: readonly Statement[];
+  otherwise: Error;
+}
+
 export interface IdempotentOutcome extends WriteResult {
   replayed: boolean;
   /** the body as written to the client and the record; for a write just done (replays: undefined) */
   payload?: string;
+  /** the resource the answer carries ({data: {id}}), if one */
+  resourceId: string | null;
 }
+
+/** Keeps a key's new record, over an expired one left for the key (which the claim does not see). */
+const RECORD_CONFLICT = `ON CONFLICT (workspace_id, key) DO UPDATE
+           SET request_sha256 = EXCLUDED.request_sha256, status_code = EXCLUDED.status_code,
+               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
+               resource_ids = EXCLUDED.resource_ids, erased = false,
+               created_at = now(), expires_at = EXCLUDED.expires_at`;
 
 /** The body as the route answers it: its response serializer, for the status the write chose. */
 export type Serialize = (statusCode: number, body: unknown) => string;
@@ -70,7 +98,7 @@ export class IdempotencyStore {
    */
   async execute(
     request: IdempotentRequest,
-    write: (tx: Transaction) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
     serialize: Serialize = (_status, body) => JSON.stringify(body),
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
@@ -81,7 +109,7 @@ export class IdempotencyStore {
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: (tx: Transaction) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     // The claim is sent with the transaction's BEGIN, in one round trip (db/migrations/0011): claim
@@ -106,16 +134,14 @@ export class IdempotencyStore {
               'This request was already carried out, and a contact it wrote has since been deleted: its stored answer was erased with it.',
           });
         }
-        return {
-          statusCode: previous.status_code!,
-          body: JSON.parse(previous.response_body!) as unknown,
-          replayed: true,
-        };
+        const body = JSON.parse(previous.response_body!) as unknown;
+        return { statusCode: previous.status_code!, body, resourceId: writtenResourceId(body), replayed: true };
       }
       // Not committed yet and claimed by another request: that one is still running.
       if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
       const result = await write(tx);
+      if ('with' in result) return this.#recordAnswered(tx, request, fingerprint, result);
       const payload = serialize(result.statusCode, result.body);
       // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
       // its workspace's sync clock from its change to its commit (db/migrations/0005), so every
@@ -124,11 +150,7 @@ export class IdempotencyStore {
         sql: `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, resource_ids, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $8, now() + $7::int * interval '1 hour')
-         ON CONFLICT (workspace_id, key) DO UPDATE
-           SET request_sha256 = EXCLUDED.request_sha256, status_code = EXCLUDED.status_code,
-               response_body = EXCLUDED.response_body, resource_id = EXCLUDED.resource_id,
-               resource_ids = EXCLUDED.resource_ids, erased = false,
-               created_at = now(), expires_at = EXCLUDED.expires_at`,
+         ${RECORD_CONFLICT}`,
         params: [
           request.workspaceId,
           request.key,
@@ -141,8 +163,49 @@ export class IdempotencyStore {
         ],
         name: 'idem_store',
       });
-      return { statusCode: result.statusCode, body: result.body, replayed: false, payload };
+      return {
+        statusCode: result.statusCode,
+        body: result.body,
+        resourceId: writtenResourceId(result.body),
+        replayed: false,
+        payload,
+      };
     });
+  }
+
+  /** Makes the change, records the answer the database wrote for it and commits, in one round trip. */
+  async #recordAnswered(
+    tx: Transaction,
+    request: IdempotentRequest,
+    fingerprint: Buffer,
+    write: AnsweredWrite,
+  ): Promise<IdempotentOutcome> {
+    const n = write.params.length;
+    const { rows } = await tx.commitWith<{ status_code: number; body: string; resource_id: string | null }>(
+      {
+        sql: `WITH ${write.with},
+         recorded AS (
+           INSERT INTO idempotency_keys
+             (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
+            SELECT $${n + 1}, $${n + 2}, $${n + 3}, status_code, body, resource_id,
+                  now() + $${n + 4}::int * interval '1 hour'
+             FROM answer
+           ${RECORD_CONFLICT})
+         SELECT status_code, body, resource_id FROM answer`,
+        params: [...write.params, request.workspaceId, request.key, fingerprint, this.#ttlHours],
+        name: `${write.name}_answered`,
+      },
+      write.ahead,
+    );
+    const answer = rows[0];
+    if (!answer) throw write.otherwise;
+    return {
+      statusCode: answer.status_code,
+      body: undefined,
+      payload: answer.body,
+      resourceId: answer.resource_id,
+      replayed: false,
+    };
   }
 
   /** Deletes expired records in small batches; returns how many went. */

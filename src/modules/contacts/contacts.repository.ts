@@ -1,5 +1,7 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
-import type { Queryable, Transaction } from '../../infra/database.js';
+import type { Queryable } from '../../infra/database.js';
+import type { AnsweredWrite } from '../../infra/idempotency-store.js';
+import { notFound } from '../../shared/errors.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { DEFAULT_CONTACT_STATUS, WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
@@ -19,71 +21,80 @@ export const contactsSpec: ListSpec = {
   filters: [updatedAfter, equals('status')],
 };
 
+/**
+ * The answer of a single write, by the database (an AnsweredWrite's `answer`): {"data": contact} in
+ * the text GET writes for the contact (api_public_json, db/migrations/0012; test/contacts.test.ts
+ * holds it to the route's schema serializer byte for byte), from the row the change returned.
+ */
+const answerOf = (status: string) =>
+  `answer AS (SELECT ${status} AS status_code,
+                     '{"data":' || api_public_json('contact', api_contact_json(contact)) || '}' AS body,
+                     (contact).id AS resource_id
+                FROM changed)`;
+
 export const contactsRepository = {
-  async insert(
-    db: Queryable,
-    workspaceId: string,
-    fields: ContactWrite & { status: ContactStatus },
-  ): Promise<ContactT> {
+  /** Creates a contact; the answer is 201 with it. */
+  insert(workspaceId: string, fields: ContactWrite & { status: ContactStatus }): AnsweredWrite {
     const { columns, values, shape } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 2}`);
-    const { rows } = await db.query<ContactT>(
-      `INSERT INTO contacts (workspace_id, ${columns.join(', ')}) VALUES ($1, ${placeholders.join(', ')})
-       RETURNING ${CONTACT_COLUMNS}`,
-      [workspaceId, ...values],
-      `contacts_insert_${shape}`,
-    );
-    return rows[0]!;
+    return {
+      with: `changed AS (
+         INSERT INTO contacts (workspace_id, ${columns.join(', ')}) VALUES ($1, ${placeholders.join(', ')})
+         RETURNING contacts AS contact),
+       ${answerOf('201')}`,
+      params: [workspaceId, ...values],
+      name: `contacts_insert_${shape}`,
+      otherwise: new Error('the insert returned no contact'),
+    };
   },
 
-  /** Changes the given properties only; null when the contact does not exist in this workspace. */
-  async update(db: Queryable, workspaceId: string, id: string, fields: ContactWrite): Promise<ContactT | null> {
+  /** Changes the given properties only; the answer is 200 with the contact, or 404 when it does not exist. */
+  update(workspaceId: string, id: string, fields: ContactWrite): AnsweredWrite {
     const { columns, values, shape } = writable(fields);
     const set = columns.map((c, i) => `${c} = $${i + 3}`);
-    const { rows } = await db.query<ContactT>(
-      `UPDATE contacts SET ${set.join(', ')} WHERE workspace_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`,
-      [workspaceId, id, ...values],
-      `contacts_update_${shape}`,
-    );
-    return rows[0] ?? null;
+    return {
+      with: `changed AS (
+         UPDATE contacts SET ${set.join(', ')} WHERE workspace_id = $1 AND id = $2 RETURNING contacts AS contact),
+       ${answerOf('200')}`,
+      params: [workspaceId, id, ...values],
+      name: `contacts_update_${shape}`,
+      otherwise: notFound('contact'),
+    };
   },
 
   /**
-   * Creates the contact named by external_id, or changes the given properties of the existing one:
-   * concurrent upserts of one external_id take it one after the other (its advisory lock), and the
-   * unique index stands behind that. `created` tells which of the two happened.
+   * Creates the contact named by external_id (answer 201), or changes the given properties of the
+   * existing one (200): concurrent upserts of one external_id take it one after the other (its
+   * advisory lock), and the unique index stands behind that.
    */
-  async upsertByExternalId(
-    tx: Transaction,
-    workspaceId: string,
-    externalId: string,
-    fields: ContactWrite,
-  ): Promise<{ contact: ContactT; created: boolean }> {
+  upsertByExternalId(workspaceId: string, externalId: string, fields: ContactWrite): AnsweredWrite {
     const { columns, values, shape } = writable(fields);
     const placeholders = values.map((_, i) => `$${i + 3}`);
     const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
-    // Take the external id (the advisory lock a batch takes for each of its ids), then lock the
-    // existing contact, as an update does: a write locks its rows before its trigger takes the
+    // Take the external id first (the advisory lock a batch takes for each of its ids), then lock
+    // the existing contact, as an update does: a write locks its rows before its trigger takes the
     // workspace's sync clock, so two writers never wait on each other in opposite orders, and
-    // upserts of one id run one after the other (db/migrations/0005, 0016). Both statements go in
-    // one round trip; the upsert runs after the lock is granted, and fails with it if it fails.
-    const [, upserted] = await tx.queryAll([
-      {
-        sql: 'SELECT contacts_lock_external($1, $2)',
-        params: [workspaceId, externalId],
-        name: 'contacts_lock_external',
-      },
-      {
-        sql: `INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
-       VALUES ($1, $2, ${placeholders.join(', ')})
-       ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
-       RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
-        params: [workspaceId, externalId, ...values],
-        name: `contacts_upsert_${shape}`,
-      },
-    ]);
-    const { inserted, ...contact } = upserted!.rows[0] as ContactT & { inserted: boolean };
-    return { contact, created: inserted };
+    // upserts of one id run one after the other (db/migrations/0005, 0016). The lock goes ahead of
+    // the upsert in the same round trip; the upsert runs once the lock is granted, and fails with
+    // it if it fails.
+    return {
+      ahead: [
+        {
+          sql: 'SELECT contacts_lock_external($1, $2)',
+          params: [workspaceId, externalId],
+          name: 'contacts_lock_external',
+        },
+      ],
+      with: `changed AS (
+         INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
+         VALUES ($1, $2, ${placeholders.join(', ')})
+         ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
+         RETURNING c AS contact, (xmax = 0) AS inserted),
+       ${answerOf('CASE WHEN inserted THEN 201 ELSE 200 END')}`,
+      params: [workspaceId, externalId, ...values],
+      name: `contacts_upsert_${shape}`,
+      otherwise: new Error('the upsert returned no contact'),
+    };
   },
 
   /**

@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -28,10 +28,7 @@ const described = { scope: 'contacts:read', tags, item: Contact, spec: contactsS
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   // Location of a created contact, under the version it was created through (/v1 or /v2).
-  const locationOf = (body: unknown) => {
-    const id = (body as { data?: { id?: unknown } } | null)?.data?.id;
-    return typeof id === 'string' ? `${app.prefix}/contacts/${id}` : undefined;
-  };
+  const locationOf = (id: string) => `${app.prefix}/contacts/${id}`;
 
   app.get(
     '/contacts',
@@ -65,15 +62,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (tx, workspaceId) => ({
-          statusCode: 201,
-          body: {
-            data: await contactsRepository.insert(tx, workspaceId, {
-              ...request.body,
-              status: request.body.status ?? DEFAULT_CONTACT_STATUS,
-            }),
-          },
-        }),
+        async (_tx, workspaceId) =>
+          contactsRepository.insert(workspaceId, {
+            ...request.body,
+            status: request.body.status ?? DEFAULT_CONTACT_STATUS,
+          }),
         locationOf,
       ),
   );
@@ -101,11 +94,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
-        const contact = await contactsRepository.update(tx, workspaceId, request.params.id, request.body);
-        if (!contact) throw notFound('contact');
-        return { statusCode: 200, body: { data: contact } };
-      }),
+      idempotentWrite(services, request, reply, async (_tx, workspaceId) =>
+        contactsRepository.update(workspaceId, request.params.id, request.body),
+      ),
   );
 
   app.put(
@@ -129,15 +120,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (tx, workspaceId) => {
-          const { contact, created } = await contactsRepository.upsertByExternalId(
-            tx,
-            workspaceId,
-            request.params.external_id,
-            request.body,
-          );
-          return { statusCode: created ? 201 : 200, body: { data: contact } };
-        },
+        async (_tx, workspaceId) =>
+          contactsRepository.upsertByExternalId(workspaceId, request.params.external_id, request.body),
         locationOf,
       ),
   );

@@ -1,0 +1,113 @@
+// The answer of a single contact write (POST, PATCH, PUT by external id) is written by the database
+// in the statement that makes the change, and recorded for replays in the same statement
+// (src/infra/idempotency-store.ts, AnsweredWrite). Checked here through HTTP into the real store:
+// every such answer, odd characters and nulls included, is byte for byte what the route's schema
+// serializer writes for the same values, what a GET of the contact then writes, and what a replay
+// of the request answers; a write that finds nothing to change records nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Contact } from '../src/modules/contacts/contacts.schemas.js';
+import { Single } from '../src/shared/schemas.js';
+import { ODD, schemaText } from './schema-text.js';
+import {
+  contactBody,
+  idem,
+  startTestServer,
+  type RequestOptions,
+  type TestResponse,
+  type TestServer,
+  type TestWorkspace,
+} from './harness.js';
+
+let server: TestServer;
+let w: TestWorkspace;
+before(async () => {
+  server = await startTestServer();
+  w = await server.workspace({ rateLimitPerMinute: 100_000 });
+});
+after(() => server.close());
+
+/** Sends the write, checks its answer's text, then replays it and checks the replay says the same. */
+async function write(method: string, path: string, options: RequestOptions, status: number): Promise<TestResponse> {
+  const key = idem();
+  const r = await server.request(method, path, { key: w.key, idem: key, ...options });
+  assert.equal(r.status, status, `${method} ${path}: ${r.text}`);
+  assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
+  assert.equal(r.text, await schemaText(Single(Contact), r.text), `${method} ${path}: the schema's text`);
+  const get = await server.request('GET', `/v2/contacts/${r.json.data.id}`, { key: w.key });
+  assert.equal(r.text, get.text, `${method} ${path}: a GET's text`);
+  const replay = await server.request(method, path, { key: w.key, idem: key, ...options });
+  assert.equal(replay.status, status);
+  assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  assert.equal(replay.text, r.text, `${method} ${path}: the replay's text`);
+  assert.equal(replay.headers.get('location'), r.headers.get('location'));
+  return r;
+}
+
+describe('answers of single contact writes, written by the database', () => {
+  test('POST, PATCH and PUT answer the schema serializer’s text, odd characters and nulls included', async () => {
+    for (const version of ['v1', 'v2']) {
+      const created = await write(
+        'POST',
+        `/${version}/contacts`,
+        { body: contactBody({ name: ODD, company_name: null, phone: null }) },
+        201,
+      );
+      assert.equal(created.headers.get('location'), `/${version}/contacts/${created.json.data.id}`);
+      assert.equal(created.json.data.name, ODD);
+      assert.equal(created.json.data.company_name, null);
+
+      const patched = await write(
+        'PATCH',
+        `/${version}/contacts/${created.json.data.id}`,
+        { body: { company_name: `${ODD} Ltda`, whatsapp: null } },
+        200,
+      );
+      assert.equal(patched.json.data.company_name, `${ODD} Ltda`);
+      assert.equal(patched.headers.get('location'), null);
+
+      const externalId = `crm/${version}/${ODD.slice(0, 5)}-${idem()}`;
+      const path = `/${version}/contacts/external/${encodeURIComponent(externalId)}`;
+      const upserted = await write('PUT', path, { body: { name: ODD } }, 201);
+      assert.equal(upserted.json.data.external_id, externalId);
+      assert.equal(upserted.headers.get('location'), `/${version}/contacts/${upserted.json.data.id}`);
+      const updated = await write('PUT', path, { body: { origin: ODD } }, 200);
+      assert.equal(updated.json.data.id, upserted.json.data.id);
+      assert.equal(updated.json.data.origin, ODD);
+      assert.equal(updated.headers.get('location'), null);
+    }
+  });
+
+  test('a PATCH of a contact that does not exist is 404 and records nothing: its key is still free', async () => {
+    const key = idem();
+    const missing = await server.request('PATCH', '/v2/contacts/6f1c2a9e-0000-4000-8000-00000000abcd', {
+      key: w.key,
+      idem: key,
+      body: { name: 'Nobody' },
+    });
+    assert.equal(missing.status, 404, missing.text);
+    assert.equal(missing.json.error.code, 'resource_not_found');
+    const { rows } = await server.db.query('SELECT 1 FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [
+      w.id,
+      key,
+    ]);
+    assert.equal(rows.length, 0);
+    // The same key on another request is not a reuse.
+    const created = await server.request('POST', '/v2/contacts', { key: w.key, idem: key, body: contactBody() });
+    assert.equal(created.status, 201, created.text);
+  });
+
+  test('the stored answer is the answer sent, with the contact it names', async () => {
+    const key = idem();
+    const created = await server.request('POST', '/v2/contacts', { key: w.key, idem: key, body: contactBody() });
+    assert.equal(created.status, 201, created.text);
+    const { rows } = await server.db.query<{ status_code: number; response_body: string; resource_id: string }>(
+      'SELECT status_code, response_body, resource_id FROM idempotency_keys WHERE workspace_id = $1 AND key = $2',
+      [w.id, key],
+    );
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.status_code, 201);
+    assert.equal(rows[0]!.response_body, created.text);
+    assert.equal(rows[0]!.resource_id, created.json.data.id);
+  });
+});
