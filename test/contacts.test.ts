@@ -201,6 +201,46 @@ describe('updateContact', () => {
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json.error.code, 'invalid_path_parameter');
   });
+
+  test('parallel PATCHes and PUTs of different properties of one contact keep every change', async () => {
+    const externalId = `parallel-${idem()}`;
+    const c = (
+      await server.request('PUT', `/v1/contacts/external/${externalId}`, {
+        key: ws.key,
+        body: contactBody(),
+        idem: idem(),
+      })
+    ).json.data;
+    const fields = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin'] as const;
+    for (let round = 0; round < 5; round++) {
+      const value = (field: (typeof fields)[number]) =>
+        field === 'email'
+          ? `round${round}@example.com`
+          : field === 'phone' || field === 'whatsapp'
+            ? `+551190000000${round}`
+            : `${field} ${round}`;
+      // Each property written by its own request, all at once: half by id, half by external id.
+      const answers = await Promise.all(
+        fields.map((field, i) =>
+          server.request(
+            i % 2 === 0 ? 'PATCH' : 'PUT',
+            i % 2 === 0 ? `/v1/contacts/${c.id}` : `/v1/contacts/external/${externalId}`,
+            {
+              key: ws.key,
+              body: { [field]: value(field) },
+              idem: idem(),
+            },
+          ),
+        ),
+      );
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        fields.map(() => 200),
+      );
+      const stored = (await server.request('GET', `/v1/contacts/${c.id}`, { key: ws.key })).json.data;
+      for (const field of fields) assert.equal(stored[field], value(field), `${field}, round ${round}`);
+    }
+  });
 });
 
 describe('upsertContactByExternalId', () => {

@@ -32,45 +32,74 @@ const answerOf = (status: string) =>
                      (contact).id AS resource_id
                 FROM changed)`;
 
+const WRITABLE_COLUMNS = WRITABLE_CONTACT_FIELDS.join(', ');
+const STATUS_COLUMN = WRITABLE_CONTACT_FIELDS.indexOf('status');
+
+/** $from, $from+1, ...: one placeholder per writable column. */
+const placeholders = (from: number) => WRITABLE_CONTACT_FIELDS.map((_, i) => `$${i + from}`).join(', ');
+
+/**
+ * SET of every writable column, each to `value(column, i)` when the body carries it (its name is in
+ * the text[] parameter $present) and to itself otherwise: one text for every set of properties.
+ */
+const setPresent = (present: number, value: (column: string, i: number) => string, table = '') =>
+  WRITABLE_CONTACT_FIELDS.map(
+    (c, i) => `${c} = CASE WHEN '${c}' = ANY($${present}::text[]) THEN ${value(c, i)} ELSE ${table}${c} END`,
+  ).join(', ');
+
+// The statements of single writes, written once: parameters $1 workspace, $2 id or external id (not
+// for the insert), then every writable column in WRITABLE_CONTACT_FIELDS' order, then the names
+// of the properties the body carries.
+const AFTER_COLUMNS = 3 + WRITABLE_CONTACT_FIELDS.length;
+
+const INSERT = `changed AS (
+     INSERT INTO contacts (workspace_id, ${WRITABLE_COLUMNS}) VALUES ($1, ${placeholders(2)})
+     RETURNING contacts AS contact),
+   ${answerOf('201')}`;
+
+const UPDATE = `changed AS (
+     UPDATE contacts SET ${setPresent(AFTER_COLUMNS, (_c, i) => `$${i + 3}`)}
+      WHERE workspace_id = $1 AND id = $2 RETURNING contacts AS contact),
+   ${answerOf('200')}`;
+
+const UPSERT = `changed AS (
+     INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS}) VALUES ($1, $2, ${placeholders(3)})
+     ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${setPresent(AFTER_COLUMNS, (c) => `EXCLUDED.${c}`, 'c.')}
+     RETURNING c AS contact, (xmax = 0) AS inserted),
+   ${answerOf('CASE WHEN inserted THEN 201 ELSE 200 END')}`;
+
 export const contactsRepository = {
-  /** Creates a contact; the answer is 201 with it. */
+  /** Creates a contact; the answer is 201 with it. A property the body leaves out is null (its column's default). */
   insert(workspaceId: string, fields: ContactWrite & { status: ContactStatus }): AnsweredWrite {
-    const { columns, values, shape } = writable(fields);
-    const placeholders = values.map((_, i) => `$${i + 2}`);
+    const { values } = writable(fields);
     return {
-      with: `changed AS (
-         INSERT INTO contacts (workspace_id, ${columns.join(', ')}) VALUES ($1, ${placeholders.join(', ')})
-         RETURNING contacts AS contact),
-       ${answerOf('201')}`,
+      with: INSERT,
       params: [workspaceId, ...values],
-      name: `contacts_insert_${shape}`,
+      name: 'contacts_insert',
       otherwise: new Error('the insert returned no contact'),
     };
   },
 
   /** Changes the given properties only; the answer is 200 with the contact, or 404 when it does not exist. */
   update(workspaceId: string, id: string, fields: ContactWrite): AnsweredWrite {
-    const { columns, values, shape } = writable(fields);
-    const set = columns.map((c, i) => `${c} = $${i + 3}`);
+    const { values, present } = writable(fields);
     return {
-      with: `changed AS (
-         UPDATE contacts SET ${set.join(', ')} WHERE workspace_id = $1 AND id = $2 RETURNING contacts AS contact),
-       ${answerOf('200')}`,
-      params: [workspaceId, id, ...values],
-      name: `contacts_update_${shape}`,
+      with: UPDATE,
+      params: [workspaceId, id, ...values, present],
+      name: 'contacts_update',
       otherwise: notFound('contact'),
     };
   },
 
   /**
-   * Creates the contact named by external_id (answer 201), or changes the given properties of the
-   * existing one (200): concurrent upserts of one external_id take it one after the other (its
-   * advisory lock), and the unique index stands behind that.
+   * Creates the contact named by external_id (answer 201: the body's properties, the others null,
+   * the status the default one unless given), or changes the given properties of the existing one
+   * (200): concurrent upserts of one external_id take it one after the other (its advisory lock),
+   * and the unique index stands behind that.
    */
   upsertByExternalId(workspaceId: string, externalId: string, fields: ContactWrite): AnsweredWrite {
-    const { columns, values, shape } = writable(fields);
-    const placeholders = values.map((_, i) => `$${i + 3}`);
-    const set = columns.map((c) => `${c} = EXCLUDED.${c}`);
+    const { values, present } = writable(fields);
+    values[STATUS_COLUMN] ??= DEFAULT_CONTACT_STATUS;
     // Take the external id first (the advisory lock a batch takes for each of its ids), then lock
     // the existing contact, as an update does: a write locks its rows before its trigger takes the
     // workspace's sync clock, so two writers never wait on each other in opposite orders, and
@@ -85,14 +114,9 @@ export const contactsRepository = {
           name: 'contacts_lock_external',
         },
       ],
-      with: `changed AS (
-         INSERT INTO contacts AS c (workspace_id, external_id, ${columns.join(', ')})
-         VALUES ($1, $2, ${placeholders.join(', ')})
-         ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${set.join(', ')}
-         RETURNING c AS contact, (xmax = 0) AS inserted),
-       ${answerOf('CASE WHEN inserted THEN 201 ELSE 200 END')}`,
-      params: [workspaceId, externalId, ...values],
-      name: `contacts_upsert_${shape}`,
+      with: UPSERT,
+      params: [workspaceId, externalId, ...values, present],
+      name: 'contacts_upsert',
       otherwise: new Error('the upsert returned no contact'),
     };
   },
@@ -192,22 +216,18 @@ export const contactsRepository = {
 };
 
 /**
- * The properties present in a write body, in a fixed column order, from the whitelist only; and
- * `shape`, which names the set (a bit per writable field, in base 36). A write's statement is
- * prepared under its shape's name: PostgreSQL parses and plans each shape once per connection, not
- * once per write, and the names stay short (identifiers are cut at 63 bytes) and few (one per
- * subset of the writable fields).
+ * A write body as parameters of its statement: `values` holds every writable column, in a fixed
+ * order, null where the body leaves the property out, and `present` names the properties the body
+ * carries (from the whitelist only). One statement per kind of write serves every set of
+ * properties: it is prepared once per connection, where a statement per set would keep up to 127
+ * cached plans per kind in every PostgreSQL backend (test/prepared-statements.test.ts).
  */
-function writable(fields: ContactWrite): { columns: string[]; values: unknown[]; shape: string } {
-  const columns: string[] = [];
-  const values: unknown[] = [];
-  let bits = 0;
-  WRITABLE_CONTACT_FIELDS.forEach((name, i) => {
-    if (Object.prototype.hasOwnProperty.call(fields, name) && fields[name] !== undefined) {
-      columns.push(name);
-      values.push(fields[name]);
-      bits |= 1 << i;
-    }
+function writable(fields: ContactWrite): { values: unknown[]; present: string[] } {
+  const present: string[] = [];
+  const values = WRITABLE_CONTACT_FIELDS.map((name) => {
+    if (!Object.prototype.hasOwnProperty.call(fields, name) || fields[name] === undefined) return null;
+    present.push(name);
+    return fields[name];
   });
-  return { columns, values, shape: bits.toString(36) };
+  return { values, present };
 }

@@ -42,6 +42,14 @@ export interface EventFilters {
   resourceId?: string | undefined;
 }
 
+/**
+ * Pages filtered by up to this many types (or resource types) run as prepared statements, one per
+ * count; with more, the page is planned each time. Every count is a statement of its own, and a
+ * connection that kept them all (up to 24 types, with and without after= and resource_id) would
+ * hold about 20 MB of cached plans in its PostgreSQL backend (test/prepared-statements.test.ts).
+ */
+const PREPARED_BRANCHES = 3;
+
 /** The last position of a stamp: (stamp, LAST_SEQ) is after every event of that stamp. */
 const LAST_SEQ = MAX_SEQ.toString();
 
@@ -88,7 +96,7 @@ export const eventsRepository = {
          FROM (${source}) e
         ORDER BY e.stamp, e.seq LIMIT ${limit}`,
       params,
-      shape,
+      branches === undefined || branches.length <= PREPARED_BRANCHES ? shape : undefined,
     );
     return rows.map((row) => ({ position: [row.stamp, row.seq] as const, json: row.feed_json }));
   },

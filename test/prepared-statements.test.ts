@@ -1,0 +1,198 @@
+// What a PostgreSQL connection keeps of the service's statements, whatever shapes its requests take.
+// A prepared statement holds a cached plan in its backend for as long as the connection lives: a
+// statement per set of properties of a contact write (127 per kind) or per count of an events
+// filter (24 types) would let a caller grow every backend of the pool by tens of megabytes. Each
+// shape below also answers what it should, so the statements that serve many shapes are checked
+// for every one of them.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { RESOURCE_TYPES } from '../src/modules/events/events.schemas.js';
+import {
+  idem,
+  openTestDatabase,
+  startTestServer,
+  type TestResponse,
+  type TestServer,
+  type TestWorkspace,
+} from './harness.js';
+
+const WRITABLE = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin', 'status'] as const;
+type Field = (typeof WRITABLE)[number];
+
+/** Values each write sets, unlike any value the contact held before it. */
+const valuesOf = (n: number): Record<Field, string> => ({
+  name: `Name ${n}`,
+  company_name: `Company ${n}`,
+  email: `person.${n}@example.com`,
+  phone: `+55119${String(10_000_000 + n)}`,
+  whatsapp: `+55218${String(10_000_000 + n)}`,
+  origin: `origin-${n}`,
+  status: n % 2 === 0 ? 'talking' : 'nurturing',
+});
+
+/** Every non-empty set of writable properties, each once. */
+const SETS: Field[][] = Array.from({ length: 2 ** WRITABLE.length - 1 }, (_, i) =>
+  WRITABLE.filter((_, bit) => ((i + 1) >> bit) & 1),
+);
+
+const pick = (fields: readonly Field[], values: Record<Field, string>) =>
+  Object.fromEntries(fields.map((f) => [f, values[f]]));
+
+const EVENT_TYPES = RESOURCE_TYPES.flatMap((r) => ['created', 'updated', 'deleted'].map((k) => `${r}.${k}`));
+
+let db: Database;
+let server: TestServer;
+let ws: TestWorkspace;
+/** the weakest key that writes contacts */
+let writer: string;
+
+before(async () => {
+  // One connection (PGlite always has one): every statement the requests prepared is on it, where
+  // pg_prepared_statements shows them.
+  db = process.env.DATABASE_URL ? createPostgresDatabase(process.env.DATABASE_URL, 1) : await openTestDatabase();
+  await migrate(db);
+  server = await startTestServer({ db });
+  ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+  writer = (await ws.newKey(['contacts:write'], { rateLimitPerMinute: 1_000_000 })).key;
+});
+after(async () => {
+  await server.close();
+  await db.close();
+});
+
+/** The names of the prepared statements on the connection that start with `prefix`. */
+async function prepared(prefix: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    'SELECT name FROM pg_prepared_statements WHERE starts_with(name, $1) ORDER BY name',
+    [prefix],
+  );
+  return rows.map((r) => r.name);
+}
+
+/** Checks that the answer holds `sent` and, for every property not sent, the value before. */
+function assertWritten(
+  answer: Record<string, unknown>,
+  before: Record<string, unknown>,
+  sent: Record<string, unknown>,
+) {
+  for (const field of WRITABLE) {
+    const expected = field in sent ? sent[field] : before[field];
+    assert.equal(answer[field], expected, `${field} after a write of ${Object.keys(sent).join(',')}`);
+  }
+}
+
+describe('prepared statements on a connection', () => {
+  test('contact writes of every set of properties: each writes what its body carries, one statement a kind', async () => {
+    const created = await server.request('POST', '/v1/contacts', { key: writer, body: valuesOf(0), idem: idem() });
+    assert.equal(created.status, 201);
+    let current: Record<string, unknown> = created.json.data;
+    const empty = { ...Object.fromEntries(WRITABLE.map((f) => [f, null])), status: 'cold_list' };
+
+    let n = 1;
+    for (const fields of SETS) {
+      // PATCH: the properties it carries change, the others stay.
+      const patch = pick(fields, valuesOf(n++));
+      const patched = await server.request('PATCH', `/v1/contacts/${created.json.data.id}`, {
+        key: writer,
+        body: patch,
+        idem: idem(),
+      });
+      assert.equal(patched.status, 200);
+      assertWritten(patched.json.data, current, patch);
+      current = patched.json.data;
+
+      // PUT of a new external id creates from what it carries (cold_list when it carries no status);
+      // PUT again changes what it carries and keeps the rest.
+      const externalId = `set-${fields.join('-')}`;
+      const put = pick(fields, valuesOf(n++));
+      const createdByPut = await server.request('PUT', `/v1/contacts/external/${externalId}`, {
+        key: writer,
+        body: put,
+        idem: idem(),
+      });
+      assert.equal(createdByPut.status, 201);
+      assertWritten(createdByPut.json.data, empty, put);
+      const again = pick(fields, valuesOf(n++));
+      const updatedByPut = await server.request('PUT', `/v1/contacts/external/${externalId}`, {
+        key: writer,
+        body: again,
+        idem: idem(),
+      });
+      assert.equal(updatedByPut.status, 200);
+      assert.equal(updatedByPut.json.data.id, createdByPut.json.data.id);
+      assertWritten(updatedByPut.json.data, createdByPut.json.data, again);
+
+      // POST: every set the cross-field rules let through.
+      const named = fields.includes('name') || fields.includes('company_name');
+      const reachable = fields.includes('email') || fields.includes('phone') || fields.includes('whatsapp');
+      if (named && reachable) {
+        const post = pick(fields, valuesOf(n++));
+        const posted = await server.request('POST', '/v1/contacts', { key: writer, body: post, idem: idem() });
+        assert.equal(posted.status, 201);
+        assertWritten(posted.json.data, empty, post);
+      }
+    }
+
+    const names = await prepared('contacts_');
+    // Insert, update and upsert (each with the answer's record), and the external id's lock.
+    assert.ok(names.length <= 4, `prepared statements of contact writes on one connection: ${names.join(', ')}`);
+    if (db.kind === 'postgres') assert.ok(names.length > 0, 'the writes run as prepared statements');
+  });
+
+  test('events filtered by every count of types and resource types: the right page, a few statements', async () => {
+    await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: 3, appointments: 3 } });
+    const feed: { id: string; type: string; resource_type: string; resource_id: string }[] = [];
+    for (let cursor: string | null = null; ;) {
+      const page: TestResponse = await server.request(
+        'GET',
+        `/v2/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+        {
+          key: ws.key,
+        },
+      );
+      assert.equal(page.status, 200);
+      feed.push(...page.json.data);
+      if (!page.json.page.has_more) break;
+      cursor = page.json.page.next_cursor;
+    }
+    assert.ok(new Set(feed.map((e) => e.resource_type)).size >= 3, 'events of several resource types');
+    const middle = feed[Math.floor(feed.length / 3)]!;
+    const contactId = feed.find((e) => e.resource_type === 'contact')!.resource_id;
+
+    const filters = [
+      ...EVENT_TYPES.map((_, i) => ['type', EVENT_TYPES.slice(0, i + 1)] as const),
+      ...RESOURCE_TYPES.map((_, i) => ['resource_type', RESOURCE_TYPES.slice(0, i + 1)] as const),
+    ];
+    for (const [parameter, values] of filters) {
+      for (const afterId of [undefined, middle.id]) {
+        for (const resourceId of [undefined, contactId]) {
+          const query = new URLSearchParams({ limit: '20', [parameter]: values.join(',') });
+          if (afterId) query.set('after', afterId);
+          if (resourceId) query.set('resource_id', resourceId);
+          const page = await server.request('GET', `/v2/events?${query.toString()}`, { key: ws.key });
+          assert.equal(page.status, 200, query.toString());
+          const from = afterId ? feed.findIndex((e) => e.id === afterId) + 1 : 0;
+          const expected = feed
+            .slice(from)
+            .filter((e) => (values as readonly string[]).includes(parameter === 'type' ? e.type : e.resource_type))
+            .filter((e) => resourceId === undefined || e.resource_id === resourceId)
+            .slice(0, 20)
+            .map((e) => e.id);
+          assert.deepEqual(
+            page.json.data.map((e: { id: string }) => e.id),
+            expected,
+            query.toString(),
+          );
+        }
+      }
+    }
+
+    const names = await prepared('events_list');
+    // Unfiltered, and 1 to 3 types or resource types; each with and without after= and resource_id.
+    assert.ok(names.length <= 4 * 7, `prepared statements of the feed on one connection: ${names.join(', ')}`);
+    if (db.kind === 'postgres') assert.ok(names.length > 4, 'filtered pages run as prepared statements');
+  });
+});
