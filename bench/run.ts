@@ -188,45 +188,55 @@ async function measureEverything(
 
   // In each round, what a target compares is measured one after the other (the service's list at
   // both log levels beside the bare route, each write beside the bare transaction): the report
-  // compares the figures of a round with each other (bench/report.ts).
-  const plan: Planned[] = [
-    { key: 'list', label: 'GET /v1/contacts?limit=50', server: list, scenario: s.list },
-    {
-      key: 'bareList',
-      label: 'bare Fastify list',
-      server: fastifyList,
-      scenario: { ...s.list, path: '/contacts', headers: {} },
-    },
-    { key: 'listInfo', label: 'GET /v1/contacts?limit=50, LOG_LEVEL=info', server: listInfo, scenario: s.list },
-    { key: 'bareHttp', label: 'bare node:http', server: http, scenario: { ...s.list, headers: {} } },
-    {
-      key: 'pgbench',
-      label: 'pgbench, same SQL',
-      pgbench: { workspaceId: dataset.big_workspace_id, clients: POOL_SIZE },
-    },
-    { key: 'listTwoWorkers', label: 'GET /v1/contacts?limit=50, 2 workers', server: two, scenario: s.list },
-    { key: 'get', label: 'GET /v1/contacts/{id}', server: one, scenario: s.get },
-    { key: 'appointments', label: 'GET /v1/appointments, 7-day window', server: one, scenario: s.appointments },
-    { key: 'events', label: 'GET /v2/events?limit=100', server: one, scenario: s.events },
-    { key: 'create', label: 'POST /v1/contacts', server: one, scenario: s.create },
-    { key: 'bareWrite', label: 'bare Fastify transaction', server: fastify, scenario: bareWriteScenario(runId) },
-    { key: 'upsert', label: 'PUT /v1/contacts/external/{id}', server: one, scenario: s.upsert },
-    { key: 'replay', label: 'POST /v1/contacts, replay', server: one, scenario: s.replay },
-    { key: 'batch', label: 'POST /v2/contacts/batch/upsert', server: one, scenario: s.batch },
-    {
-      keys: ['firstPage', 'deepPage'],
-      labels: ['contacts page 1 (in turn with page 10,001)', 'contacts page 10,001 (in turn with page 1)'],
-      server: one,
-      headers: s.growth.headers,
-      paths: s.growth.contacts,
-    },
-    {
-      keys: ['eventsFirst', 'eventsLast'],
-      labels: ['events first page (in turn with the last)', 'events last page (in turn with the first)'],
-      server: one,
-      headers: s.growth.headers,
-      paths: s.growth.events,
-    },
+  // compares the figures of a round with each other (bench/report.ts). Each group runs in its
+  // order in odd rounds and in reverse in even ones, so that whatever the first of a pair meets
+  // (a cooler cache, a machine still busy with the entry before) falls on each side as often.
+  const plan: Planned[][] = [
+    [
+      { key: 'list', label: 'GET /v1/contacts?limit=50', server: list, scenario: s.list },
+      {
+        key: 'bareList',
+        label: 'bare Fastify list',
+        server: fastifyList,
+        scenario: { ...s.list, path: '/contacts', headers: {} },
+      },
+      { key: 'listInfo', label: 'GET /v1/contacts?limit=50, LOG_LEVEL=info', server: listInfo, scenario: s.list },
+    ],
+    [
+      { key: 'bareHttp', label: 'bare node:http', server: http, scenario: { ...s.list, headers: {} } },
+      {
+        key: 'pgbench',
+        label: 'pgbench, same SQL',
+        pgbench: { workspaceId: dataset.big_workspace_id, clients: POOL_SIZE },
+      },
+      { key: 'listTwoWorkers', label: 'GET /v1/contacts?limit=50, 2 workers', server: two, scenario: s.list },
+      { key: 'get', label: 'GET /v1/contacts/{id}', server: one, scenario: s.get },
+      { key: 'appointments', label: 'GET /v1/appointments, 7-day window', server: one, scenario: s.appointments },
+      { key: 'events', label: 'GET /v2/events?limit=100', server: one, scenario: s.events },
+    ],
+    [
+      { key: 'create', label: 'POST /v1/contacts', server: one, scenario: s.create },
+      { key: 'bareWrite', label: 'bare Fastify transaction', server: fastify, scenario: bareWriteScenario(runId) },
+      { key: 'upsert', label: 'PUT /v1/contacts/external/{id}', server: one, scenario: s.upsert },
+    ],
+    [
+      { key: 'replay', label: 'POST /v1/contacts, replay', server: one, scenario: s.replay },
+      { key: 'batch', label: 'POST /v2/contacts/batch/upsert', server: one, scenario: s.batch },
+      {
+        keys: ['firstPage', 'deepPage'],
+        labels: ['contacts page 1 (in turn with page 10,001)', 'contacts page 10,001 (in turn with page 1)'],
+        server: one,
+        headers: s.growth.headers,
+        paths: s.growth.contacts,
+      },
+      {
+        keys: ['eventsFirst', 'eventsLast'],
+        labels: ['events first page (in turn with the last)', 'events last page (in turn with the first)'],
+        server: one,
+        headers: s.growth.headers,
+        paths: s.growth.events,
+      },
+    ],
   ];
   const cpu = await cpuProbe(db, options.redisUrl);
   const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -275,7 +285,7 @@ async function measureEverything(
   const runs = new Map<Key, Result[]>();
   const unexpected = new Map<Key, Record<string, number>>();
   for (let round = 1; round <= options.repetitions; round++) {
-    for (const p of plan) {
+    for (const p of plan.flatMap((group) => (round % 2 === 0 ? [...group].reverse() : group))) {
       const { results, statuses } = await once(p);
       for (const r of results) {
         runs.set(r.key, [...(runs.get(r.key) ?? []), r]);
