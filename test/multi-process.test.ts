@@ -156,6 +156,61 @@ async function parallelUpsertsOfOneNewId(servers: ServerProcess[]): Promise<void
   assert.equal(await deadlocksSoFar(db), before, 'deadlocks PostgreSQL detected');
 }
 
+/**
+ * Rounds of 6 writes at once to one contact, spread over `servers`, each of a different property
+ * (PATCH by id and PUT by external id in turn), with a write-only key: every change is kept, none
+ * overwritten by a write that set only another property.
+ */
+async function parallelWritesOfDifferentProperties(servers: ServerProcess[]): Promise<void> {
+  const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+  const externalId = `properties-${randomUUID().slice(0, 8)}`;
+  const created = await call(servers[0]!, 'PUT', `/v1/contacts/external/${externalId}`, key, contactBody(), idem());
+  assert.equal(created.status, 201);
+  const fields = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin'] as const;
+  for (let round = 0; round < 5; round++) {
+    const value = (field: (typeof fields)[number]) =>
+      field === 'email'
+        ? `round${round}@example.com`
+        : field === 'phone' || field === 'whatsapp'
+          ? `+551190000000${round}`
+          : `${field} ${round}`;
+    const answers = await Promise.all(
+      fields.map((field, i) =>
+        i % 2 === 0
+          ? call(
+              servers[i % servers.length]!,
+              'PATCH',
+              `/v1/contacts/${created.json.data.id}`,
+              key,
+              {
+                [field]: value(field),
+              },
+              idem(),
+            )
+          : call(
+              servers[i % servers.length]!,
+              'PUT',
+              `/v1/contacts/external/${externalId}`,
+              key,
+              {
+                [field]: value(field),
+              },
+              idem(),
+            ),
+      ),
+    );
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      fields.map(() => 200),
+    );
+    const { rows } = await db.query<Record<string, string>>(
+      `SELECT ${fields.join(', ')} FROM contacts WHERE workspace_id = $1 AND external_id = $2`,
+      [workspaceId, externalId],
+    );
+    for (const field of fields) assert.equal(rows[0]![field], value(field), `${field}, round ${round}`);
+  }
+}
+
 describe('two server processes sharing PostgreSQL and Redis', () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
@@ -262,6 +317,10 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
 
   test('30 parallel PUTs of one new external_id over both processes: one contact, no deadlock', async () => {
     await parallelUpsertsOfOneNewId([a, b]);
+  });
+
+  test('parallel writes of different properties of one contact over both processes keep every change', async () => {
+    await parallelWritesOfDifferentProperties([a, b]);
   });
 
   test('serve --workers 2 runs two workers behind one port and stops them all on SIGTERM', async () => {
@@ -383,6 +442,10 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
 
   test('30 parallel PUTs of one new external_id over every process: one contact, no deadlock', async () => {
     await parallelUpsertsOfOneNewId([cluster, single]);
+  });
+
+  test('parallel writes of different properties of one contact over every process keep every change', async () => {
+    await parallelWritesOfDifferentProperties([cluster, single]);
   });
 
   test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {
