@@ -108,36 +108,28 @@ describe('prepared statements on a connection', () => {
     let current: Record<string, unknown> = created.json.data;
     const empty = { ...Object.fromEntries(WRITABLE.map((f) => [f, null])), status: 'cold_list' };
 
+    /** A write with the weakest key that may make it, and a fresh Idempotency-Key. */
+    const write = (method: string, path: string, body: Record<string, unknown>) =>
+      server.request(method, path, { key: writer, body, idem: idem() });
+
     let n = 1;
     for (const fields of SETS) {
       // PATCH: the properties it carries change, the others stay.
       const patch = pick(fields, valuesOf(n++));
-      const patched = await server.request('PATCH', `/v1/contacts/${created.json.data.id}`, {
-        key: writer,
-        body: patch,
-        idem: idem(),
-      });
+      const patched = await write('PATCH', `/v1/contacts/${created.json.data.id}`, patch);
       assert.equal(patched.status, 200);
       assertWritten(patched.json.data, current, patch);
       current = patched.json.data;
 
       // PUT of a new external id creates from what it carries (cold_list when it carries no status);
       // PUT again changes what it carries and keeps the rest.
-      const externalId = `set-${fields.join('-')}`;
+      const path = `/v1/contacts/external/set-${fields.join('-')}`;
       const put = pick(fields, valuesOf(n++));
-      const createdByPut = await server.request('PUT', `/v1/contacts/external/${externalId}`, {
-        key: writer,
-        body: put,
-        idem: idem(),
-      });
+      const createdByPut = await write('PUT', path, put);
       assert.equal(createdByPut.status, 201);
       assertWritten(createdByPut.json.data, empty, put);
       const again = pick(fields, valuesOf(n++));
-      const updatedByPut = await server.request('PUT', `/v1/contacts/external/${externalId}`, {
-        key: writer,
-        body: again,
-        idem: idem(),
-      });
+      const updatedByPut = await write('PUT', path, again);
       assert.equal(updatedByPut.status, 200);
       assert.equal(updatedByPut.json.data.id, createdByPut.json.data.id);
       assertWritten(updatedByPut.json.data, createdByPut.json.data, again);
@@ -147,7 +139,7 @@ describe('prepared statements on a connection', () => {
       const reachable = fields.includes('email') || fields.includes('phone') || fields.includes('whatsapp');
       if (named && reachable) {
         const post = pick(fields, valuesOf(n++));
-        const posted = await server.request('POST', '/v1/contacts', { key: writer, body: post, idem: idem() });
+        const posted = await write('POST', '/v1/contacts', post);
         assert.equal(posted.status, 201);
         assertWritten(posted.json.data, empty, post);
       }
