@@ -5,8 +5,10 @@ import {
   contactBody,
   deadlocksSoFar,
   idem,
+  propertyValue,
   sleep,
   startTestServer,
+  TEXT_PROPERTIES,
   type TestServer,
   type TestWorkspace,
 } from './harness.js';
@@ -211,14 +213,9 @@ describe('updateContact', () => {
         idem: idem(),
       })
     ).json.data;
-    const fields = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin'] as const;
+    const fields = TEXT_PROPERTIES;
     for (let round = 0; round < 5; round++) {
-      const value = (field: (typeof fields)[number]) =>
-        field === 'email'
-          ? `round${round}@example.com`
-          : field === 'phone' || field === 'whatsapp'
-            ? `+551190000000${round}`
-            : `${field} ${round}`;
+      const value = (field: (typeof fields)[number]) => propertyValue(field, round);
       // Each property written by its own request, all at once: half by id, half by external id.
       const answers = await Promise.all(
         fields.map((field, i) =>

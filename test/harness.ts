@@ -174,6 +174,17 @@ export function logLines(): { lines: string[]; stream: Writable } {
 
 export const idem = () => `test-${randomUUID()}`;
 
+/** The contact properties a write may set on their own (all but status), for writes of one property each. */
+export const TEXT_PROPERTIES = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin'] as const;
+
+/** A valid value of `property` that differs from round to round. */
+export const propertyValue = (property: (typeof TEXT_PROPERTIES)[number], round: number): string =>
+  property === 'email'
+    ? `round${round}@example.com`
+    : property === 'phone' || property === 'whatsapp'
+      ? `+551190000000${round}`
+      : `${property} ${round}`;
+
 export const contactBody = (overrides: Record<string, unknown> = {}) => ({
   name: 'Ana Souza',
   company_name: 'Souza Ltda',

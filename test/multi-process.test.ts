@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
-import { contactBody, deadlocksSoFar, idem, sleep } from './harness.js';
+import { contactBody, deadlocksSoFar, idem, propertyValue, sleep, TEXT_PROPERTIES } from './harness.js';
 import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -166,14 +166,9 @@ async function parallelWritesOfDifferentProperties(servers: ServerProcess[]): Pr
   const externalId = `properties-${randomUUID().slice(0, 8)}`;
   const created = await call(servers[0]!, 'PUT', `/v1/contacts/external/${externalId}`, key, contactBody(), idem());
   assert.equal(created.status, 201);
-  const fields = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin'] as const;
+  const fields = TEXT_PROPERTIES;
   for (let round = 0; round < 5; round++) {
-    const value = (field: (typeof fields)[number]) =>
-      field === 'email'
-        ? `round${round}@example.com`
-        : field === 'phone' || field === 'whatsapp'
-          ? `+551190000000${round}`
-          : `${field} ${round}`;
+    const value = (field: (typeof fields)[number]) => propertyValue(field, round);
     const answers = await Promise.all(
       fields.map((field, i) =>
         i % 2 === 0

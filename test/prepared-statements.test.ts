@@ -199,6 +199,41 @@ describe('prepared statements on a connection', () => {
       }
     }
 
+    // A page of more than three types, planned each time, read with the weakest key that may read
+    // it: its scopes still decide, and a type outside them is refused, not left out.
+    const weakest = await ws.newKey(['events:read', 'contacts:read', 'appointments:read'], {
+      rateLimitPerMinute: 1_000_000,
+    });
+    const wide = [
+      'contact.created',
+      'contact.updated',
+      'contact.deleted',
+      'appointment.created',
+      'appointment.updated',
+    ];
+    const read: { id: string; type: string }[] = [];
+    for (let cursor: string | null = null; ;) {
+      const page: TestResponse = await server.request(
+        'GET',
+        `/v2/events?limit=100&type=${wide.join(',')}${cursor ? `&cursor=${cursor}` : ''}`,
+        { key: weakest.key },
+      );
+      assert.equal(page.status, 200);
+      read.push(...page.json.data);
+      if (!page.json.page.has_more) break;
+      cursor = page.json.page.next_cursor;
+    }
+    assert.deepEqual(
+      read.map((e) => e.id),
+      feed.filter((e) => wide.includes(e.type)).map((e) => e.id),
+    );
+    assert.ok(read.some((e) => e.type.startsWith('appointment.')));
+    const refused = await server.request('GET', `/v2/events?type=${[...wide, 'message.created'].join(',')}`, {
+      key: weakest.key,
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.json.error.code, 'insufficient_scope');
+
     const names = await prepared('events_list');
     // Unfiltered, and 1 to 3 types or resource types; each with and without after= and resource_id.
     assert.ok(names.length <= 4 * 7, `prepared statements of the feed on one connection: ${names.join(', ')}`);
