@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   createEmbeddedDatabase,
   createPostgresDatabase,
+  retryingConflicts,
   type Database,
   type Transaction,
 } from '../src/infra/database.js';
@@ -135,5 +136,49 @@ describe(`transactions on the ${STORE} store`, () => {
       /the work failed/,
     );
     assert.deepEqual(await stored(), []);
+  });
+});
+
+// A transaction PostgreSQL aborted to break a deadlock runs again, but not at once: the one it
+// crossed must first take the locks the aborted one held (test/webhooks.test.ts crosses two for real).
+describe('retryingConflicts', () => {
+  const conflict = (code: string) => Object.assign(new Error('conflict'), { code });
+
+  test('a conflict that lasts 100 ms is outlasted: the attempts are spread out, not run back to back', async () => {
+    const started = Date.now();
+    const at: number[] = [];
+    const answer = await retryingConflicts(async () => {
+      at.push(Date.now() - started);
+      if (Date.now() - started < 100) throw conflict('40P01');
+      return 'done';
+    });
+    assert.equal(answer, 'done');
+    assert.ok(at.length >= 2 && at.length <= 5, `attempts at ${at.join(', ')} ms`);
+    for (let n = 1; n < at.length; n++) {
+      assert.ok(at[n]! - at[n - 1]! >= 9, `attempt ${n + 1} waited: ${at.join(', ')} ms`);
+    }
+  });
+
+  test('five attempts at most, then the conflict is the error; any other error at once', async () => {
+    for (const code of ['40P01', '40001']) {
+      let attempts = 0;
+      await assert.rejects(
+        retryingConflicts(() => {
+          attempts++;
+          throw conflict(code);
+        }),
+        { code },
+      );
+      assert.equal(attempts, 5, code);
+    }
+    let attempts = 0;
+    await assert.rejects(
+      retryingConflicts(() => {
+        attempts++;
+        throw conflict('23505');
+      }),
+      { code: '23505' },
+    );
+    assert.equal(attempts, 1);
   });
 });

@@ -451,14 +451,24 @@ describe('webhooks in one server', () => {
       let deleting: Promise<unknown> | undefined;
       try {
         await settling.transaction(async (tx) => {
+          // PostgreSQL aborts the waiter whose deadlock check runs first. This session checks after 10 s,
+          // the deletion's after the default 1 s: the deletion is the one aborted, however busy the machine.
+          await tx.query(`SET LOCAL deadlock_timeout = '10s'`);
           await tx.query(`UPDATE webhook_deliveries SET last_error = 'settling' WHERE endpoint_id = $1`, [created.id]);
           // The deletion now holds the endpoint and waits for the delivery...
           deleting = ownerCommands.deleteWebhook(server.owner, { id: created.id }).then(
             (row) => row,
             (err: unknown) => err,
           );
-          await sleep(300);
-          // ...and the attempt's history row waits for the endpoint: PostgreSQL aborts the first waiter.
+          await waitFor('the deletion waits for the held delivery', async () => {
+            const { rows } = await db.query(
+              `SELECT 1 FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                  AND query LIKE 'DELETE FROM webhook_endpoints%'`,
+            );
+            return rows.length > 0;
+          });
+          // ...and the attempt's history row waits for the endpoint: the two cross.
           await tx.query(
             `INSERT INTO webhook_attempts (endpoint_id, message_id, outcome, duration_ms) VALUES ($1, 'm', 'failed', 1)`,
             [created.id],

@@ -97,11 +97,20 @@ export function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
+/** Attempts in all before a deadlock or serialization conflict reaches the caller. */
+const CONFLICT_ATTEMPTS = 5;
+/** The wait before the second attempt; it doubles for each one after (with ±50% jitter). */
+const CONFLICT_BACKOFF_MS = 20;
+
 /**
- * Runs `attempt` again (up to three times in all) when PostgreSQL aborted it to break a deadlock
+ * Runs `attempt` again (up to five times in all) when PostgreSQL aborted it to break a deadlock
  * or a serialization conflict (SQLSTATE 40P01, 40001): such a transaction was rolled back whole,
  * so running it again is safe. Writers of one workspace can deadlock on its sync clock when one
  * of them changes rows in several steps (db/migrations/0005, docs/sync.md).
+ *
+ * It waits before running again (20, 40, 80, 160 ms, each ±50%): the transaction PostgreSQL let
+ * go on must first take the locks the aborted one held. Run again at once on a busy machine, the
+ * attempt can take them back first and cross the same transaction again.
  */
 export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {
@@ -109,8 +118,10 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
       return await attempt();
     } catch (err) {
       const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-      if (n >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+      if (n >= CONFLICT_ATTEMPTS || (code !== '40P01' && code !== '40001')) throw err;
     }
+    const waitMs = CONFLICT_BACKOFF_MS * 2 ** (n - 1) * (0.5 + Math.random());
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
 }
 
