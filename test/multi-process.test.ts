@@ -206,6 +206,97 @@ async function parallelWritesOfDifferentProperties(servers: ServerProcess[]): Pr
   }
 }
 
+/**
+ * A writer outside the API (the product itself) changes two contacts in two steps without locking
+ * them first: it takes the workspace's clock with the first and then waits for the second, which
+ * API writes on `servers` have locked while they wait for the clock. PostgreSQL aborts the API's
+ * side (this session checks for deadlocks after 10 s, where the role may set it); each write runs
+ * again after its wait and is answered 200 (docs/sync.md), with every change kept. Write-only key.
+ */
+async function writesCrossedByAnOutsideWriter(servers: ServerProcess[]): Promise<void> {
+  // A session checks for a deadlock once, a second after it starts waiting: on a machine stalled
+  // for longer between the two steps, the outside writer is the one aborted, and the round runs again.
+  for (let round = 1; !(await crossOnce(servers, round < 5)); round++);
+}
+
+/** One crossing; false when PostgreSQL aborted the outside writer instead (and `mayFail`). */
+async function crossOnce(servers: ServerProcess[], mayFail: boolean): Promise<boolean> {
+  const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+  const [first, second] = [`crossed-a-${randomUUID().slice(0, 8)}`, `crossed-b-${randomUUID().slice(0, 8)}`];
+  for (const externalId of [first, second]) {
+    const created = await call(servers[0]!, 'PUT', `/v1/contacts/external/${externalId}`, key, contactBody(), idem());
+    assert.equal(created.status, 201);
+  }
+  const [apiField, otherApiField, outsideField] = ['name', 'company_name', 'origin'] as const;
+  const { rows: role } = await db.query<{ rolsuper: boolean }>(
+    'SELECT rolsuper FROM pg_roles WHERE rolname = current_user',
+  );
+  const outside = createPostgresDatabase(DATABASE_URL, 1);
+  const deadlocksBefore = await deadlocksSoFar(db);
+  let writes: Promise<Awaited<ReturnType<typeof call>>[]> | undefined;
+  let crossed = true;
+  try {
+    await outside.transaction(async (tx) => {
+      if (role[0]?.rolsuper) await tx.query(`SET LOCAL deadlock_timeout = '10s'`);
+      const touch = (externalId: string) =>
+        tx.query(`UPDATE contacts SET ${outsideField} = $3 WHERE workspace_id = $1 AND external_id = $2`, [
+          workspaceId,
+          externalId,
+          propertyValue(outsideField, 1),
+        ]);
+      await touch(first);
+      // The API's writes of the second contact lock it, then wait for the clock this writer holds...
+      writes = Promise.all(
+        [apiField, otherApiField].map((field, i) =>
+          call(
+            servers[i % servers.length]!,
+            'PUT',
+            `/v1/contacts/external/${second}`,
+            key,
+            {
+              [field]: propertyValue(field, 1),
+            },
+            idem(),
+          ),
+        ),
+      );
+      for (let waited = 0; ; waited += 20) {
+        const { rows } = await db.query(
+          `SELECT 1 FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name = 'workspace-public-api'`,
+        );
+        if (rows.length > 0) break;
+        assert.ok(waited < 30_000, 'an API write waits for the clock');
+        await sleep(20);
+      }
+      // ...and this writer now waits for the second contact: the two cross.
+      await touch(second);
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '40P01' || !mayFail) throw err;
+    crossed = false;
+  } finally {
+    await outside.close();
+  }
+  const answers = await writes!;
+  assert.deepEqual(
+    answers.map((r) => r.status),
+    [200, 200],
+    JSON.stringify(answers.map((r) => r.json)),
+  );
+  if (!crossed) return false;
+  await sleep(1_500); // the statistics reach pg_stat_database within a second
+  assert.ok((await deadlocksSoFar(db)) > deadlocksBefore, 'the writers did cross');
+  const { rows } = await db.query<Record<string, string>>(
+    `SELECT ${apiField}, ${otherApiField}, ${outsideField} FROM contacts WHERE workspace_id = $1 AND external_id = $2`,
+    [workspaceId, second],
+  );
+  for (const field of [apiField, otherApiField, outsideField]) {
+    assert.equal(rows[0]![field], propertyValue(field, 1), field);
+  }
+  return true;
+}
+
 describe('two server processes sharing PostgreSQL and Redis', () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
@@ -316,6 +407,10 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
 
   test('parallel writes of different properties of one contact over both processes keep every change', async () => {
     await parallelWritesOfDifferentProperties([a, b]);
+  });
+
+  test('API writes crossed by a writer outside the API: the deadlock PostgreSQL breaks is run again, every write answered 200', async () => {
+    await writesCrossedByAnOutsideWriter([a, b]);
   });
 
   test('serve --workers 2 runs two workers behind one port and stops them all on SIGTERM', async () => {
@@ -441,6 +536,10 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
 
   test('parallel writes of different properties of one contact over every process keep every change', async () => {
     await parallelWritesOfDifferentProperties([cluster, single]);
+  });
+
+  test('API writes crossed by a writer outside the API over every process: the deadlock is run again, every write answered 200', async () => {
+    await writesCrossedByAnOutsideWriter([cluster, single]);
   });
 
   test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {
