@@ -20,10 +20,18 @@ import { EventIdCodec } from './modules/events/event-ids.js';
 import { CursorCodec } from './shared/cursor.js';
 import { IdempotencyStore } from './infra/idempotency-store.js';
 import { RateLimiter, type RateLimitDecision } from './infra/rate-limiter.js';
+import {
+  MemoryConcurrencyStore,
+  PostgresConcurrencyStore,
+  RedisConcurrencyStore,
+  type ConcurrencyStore,
+} from './infra/concurrency-store.js';
+import { LoadShedder } from './infra/load-shedder.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors, { renderError, routeNotFound } from './plugins/errors.js';
 import { ApiError } from './shared/errors.js';
+import { compileBodyValidator } from './http/body-validator.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
 import { v2 } from './api/v2.js';
@@ -118,6 +126,9 @@ export async function buildApp(
     rateLimiter: services.rateLimiter,
     metrics: services.metrics,
     unauthenticatedLimitPerMinute: config.unauthenticatedRateLimitPerMinute,
+    concurrency: services.concurrency,
+    defaultConcurrentRequests: config.defaultConcurrentRequests,
+    shedder: services.shedder,
   });
 
   // A client that leaves before its answer still gets its one line.
@@ -165,6 +176,7 @@ export async function buildApp(
   const housekeeping = async () => {
     await services.idempotency.purgeExpired();
     await services.rateLimiter.purge();
+    await services.concurrency.purge?.();
     await eventsRepository.purgeOlderThan(db, config.eventsRetentionDays);
     await webhooksRepository.purgeOlderThan(db, config.eventsRetentionDays);
   };
@@ -189,23 +201,29 @@ export async function buildApp(
       await services.usage.close();
       await services.authenticator.close();
       await services.rateLimiter.close();
+      await services.concurrency.close();
+      services.shedder.close();
     },
   };
 }
 
 async function createServices(config: Config, db: Database): Promise<Services> {
   let store: RateLimitStore;
+  let concurrency: ConcurrencyStore;
   let redisProbe: Services['redisProbe'] = null;
   if (config.redisUrl) {
     const redisStore = new RedisRateLimitStore(config.redisUrl, () => undefined);
     await redisStore.connected();
     store = redisStore;
+    concurrency = new RedisConcurrencyStore(config.redisUrl);
     redisProbe = () => redisStore.ping();
   } else if (db.kind === 'postgres') {
     // Several processes (serve --workers, several machines) share one count without Redis.
     store = new PostgresRateLimitStore(db);
+    concurrency = new PostgresConcurrencyStore(db);
   } else {
     store = new MemoryRateLimitStore();
+    concurrency = new MemoryConcurrencyStore();
   }
   const authenticator = new Authenticator(db, config.authCacheTtlMs);
   await authenticator.start();
@@ -214,6 +232,11 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     db,
     authenticator,
     rateLimiter: new RateLimiter(store),
+    concurrency,
+    shedder: new LoadShedder(
+      config.loadShedding,
+      db.kind === 'postgres' ? { size: config.dbPoolSize, waiting: () => db.poolStats().waiting } : null,
+    ),
     usage: new UsageRecorder(db),
     idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
     cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),
@@ -367,14 +390,20 @@ export async function instanceSecret(db: Database, name: string): Promise<string
 }
 
 /**
- * Two validators: query strings, path parameters and headers arrive as text and are coerced to
- * their declared types; bodies are JSON and are never coerced (a number is not a name). Neither
- * removes unknown properties: a schema that forbids them rejects them.
+ * Query strings, path parameters and headers arrive as text and are coerced to their declared
+ * types; bodies are JSON and are never coerced (a number is not a name), and are checked at a
+ * bounded cost (src/http/body-validator.ts). None has unknown properties removed: a schema that
+ * forbids them rejects them.
  */
 function useStrictValidators(app: FastifyInstance): void {
   const common = { useDefaults: true, removeAdditional: false, strict: false, verbose: true } as const;
-  const bodyAjv = new Ajv({ ...common, coerceTypes: false, allErrors: true });
+  const bodyFirstError = new Ajv({ ...common, coerceTypes: false, allErrors: false });
+  const bodyEveryError = new Ajv({ ...common, coerceTypes: false, allErrors: true });
   const textAjv = new Ajv({ ...common, coerceTypes: true, allErrors: false });
-  for (const ajv of [bodyAjv, textAjv]) addFormats.default(ajv);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  for (const ajv of [bodyFirstError, bodyEveryError, textAjv]) addFormats.default(ajv);
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? compileBodyValidator(schema as object, bodyFirstError, bodyEveryError)
+      : textAjv.compile(schema),
+  );
 }

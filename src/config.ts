@@ -27,6 +27,9 @@ const EnvSchema = Type.Object({
   ),
   DEFAULT_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600 }),
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 120 }),
+  DEFAULT_CONCURRENT_REQUESTS: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+  LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 100_000, default: 128 }),
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 200 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 30, default: 48 }),
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
@@ -59,6 +62,9 @@ export interface Config {
   readonly logLevel: string;
   readonly defaultRateLimitPerMinute: number;
   readonly unauthenticatedRateLimitPerMinute: number;
+  /** requests in flight at once per key (all processes together), for a key without its own */
+  readonly defaultConcurrentRequests: number;
+  readonly loadShedding: LoadSheddingConfig;
   readonly bodyLimitBytes: number;
   readonly idempotencyTtlHours: number;
   readonly eventsRetentionDays: number;
@@ -68,6 +74,14 @@ export interface Config {
   readonly demoOnFirstStart: boolean;
   readonly shutdownGraceMs: number;
   readonly webhooks: WebhookConfig;
+}
+
+/** When one process counts as saturated and sheds the heaviest keys' work (docs/api-conventions.md). */
+export interface LoadSheddingConfig {
+  /** requests in flight in this process */
+  readonly maxInFlight: number;
+  /** the event loop's longest delay over the last half second, ms */
+  readonly maxEventLoopDelayMs: number;
 }
 
 export interface WebhookConfig {
@@ -123,6 +137,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL,
     defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
     unauthenticatedRateLimitPerMinute: env.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
+    defaultConcurrentRequests: env.DEFAULT_CONCURRENT_REQUESTS,
+    loadShedding: Object.freeze({
+      maxInFlight: env.LOAD_SHED_MAX_IN_FLIGHT,
+      maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+    }),
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     idempotencyTtlHours: env.IDEMPOTENCY_TTL_HOURS,
     eventsRetentionDays: env.EVENTS_RETENTION_DAYS,

@@ -8,12 +8,18 @@ import type { EventIdCodec } from './modules/events/event-ids.js';
 import type { CursorCodec } from './shared/cursor.js';
 import type { IdempotencyStore } from './infra/idempotency-store.js';
 import type { RateLimiter } from './infra/rate-limiter.js';
+import type { ConcurrencyStore } from './infra/concurrency-store.js';
+import type { LoadShedder } from './infra/load-shedder.js';
 
 export interface Services {
   config: Config;
   db: Database;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** requests in flight per key, across the deployment (the rate limit's store) */
+  concurrency: ConcurrencyStore;
+  /** this process's saturation, and who holds the most of it */
+  shedder: LoadShedder;
   usage: UsageRecorder;
   idempotency: IdempotencyStore;
   cursors: CursorCodec;

@@ -214,9 +214,19 @@ describe('owner CLI while the server runs', () => {
         'expiring',
         '--expires-in',
         '30d',
+        '--concurrency',
+        '3',
       ],
       env,
     );
+    assert.equal(expiring.concurrency_limit, 3, 'its own number of requests at once');
+    assert.equal(key.concurrency_limit, null, 'the deployment default');
+    const zero = await cli(
+      ['keys', 'create', '--workspace', ws.id, '--scopes', 'contacts:read', '--name', 'z', '--concurrency', '0'],
+      env,
+    );
+    assert.equal(zero.code, 1);
+    assert.match(zero.stderr, /concurrency limit must be a whole number of requests from 1 to 10000/);
     const expiresIn = Date.parse(expiring.expires_at) - Date.now();
     assert.ok(Math.abs(expiresIn - 30 * 86_400_000) < 60_000, `expires_at ${expiring.expires_at} is not 30 days away`);
     assert.equal(expiring.rate_limit_per_minute, 600, 'the default rate limit');
@@ -276,11 +286,15 @@ describe('owner CLI while the server runs', () => {
     const rows = table.stdout.trimEnd().split('\n');
     assert.match(
       rows[0]!,
-      /^ID\s+WORKSPACE_ID\s+NAME\s+STATUS\s+SCOPES\s+RATE_LIMIT\s+EXPIRES\s+LAST_USED\s+TODAY\s+LAST_7_DAYS\s+ERRORS$/,
+      /^ID\s+WORKSPACE_ID\s+NAME\s+STATUS\s+SCOPES\s+RATE_LIMIT\s+AT_ONCE\s+EXPIRES\s+LAST_USED\s+TODAY\s+LAST_7_DAYS\s+ERRORS$/,
     );
     const row = rows.find((l) => l.startsWith(key.id));
     assert.ok(row, 'the key is not in the table');
-    assert.match(row, /contacts:read,appointments:read\s+120\/min\s+never/);
+    assert.match(row, /contacts:read,appointments:read\s+120\/min\s+default\s+never/);
+    assert.match(
+      rows.find((l) => l.startsWith(expiring.id))!,
+      /contacts:read\s+600\/min\s+3\s+20\d\d-/,
+    );
 
     usedKey = key;
   });

@@ -231,7 +231,7 @@ describe('batch upsert of contacts', () => {
     assert.equal(stored.rows[0]!.body, '', 'the stored answer itself is erased');
   });
 
-  test('the scope is contacts:write; the operation is v2 only; a batch counts one request', async () => {
+  test('the scope is contacts:write; the operation is v2 only; a batch counts one request per 10 items', async () => {
     const reader = await w.newKey(['contacts:read']);
     const refused = await batch([{ external_id: ext(), name: 'x' }], idem(), reader.key);
     assert.equal(refused.status, 403);
@@ -243,12 +243,24 @@ describe('batch upsert of contacts', () => {
     });
     assert.equal(v1.status, 404);
 
-    const writer = await w.newKey(['contacts:write'], { rateLimitPerMinute: 5 });
+    // A quota refills one request every 5 s: nothing refills during the test.
+    const writer = await w.newKey(['contacts:write'], { rateLimitPerMinute: 12 });
     const items = Array.from({ length: 100 }, () => ({ external_id: ext(), name: 'counted' }));
     const res = await batch(items, idem(), writer.key);
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get('ratelimit-limit'), '5');
-    assert.equal(res.headers.get('ratelimit-remaining'), '4', '100 contacts, one request of the quota');
+    assert.equal(res.headers.get('ratelimit-limit'), '12');
+    assert.equal(res.headers.get('ratelimit-remaining'), '2', '100 contacts, ten requests of the quota');
+    const small = await batch([{ external_id: ext(), name: 'one' }], idem(), writer.key);
+    assert.equal(small.status, 200);
+    assert.equal(small.headers.get('ratelimit-remaining'), '1', '1 to 10 items: one request');
+    const more = await batch(
+      items.slice(0, 11).map((i) => ({ ...i, external_id: ext() })),
+      idem(),
+      writer.key,
+    );
+    assert.equal(more.status, 429, '11 items are two requests, and one is left');
+    assert.equal(more.json.error.code, 'rate_limit_exceeded');
+    assert.ok(Number(more.headers.get('retry-after')) >= 1);
   });
 
   test('8 overlapping batches at once: all 200, one contact per external id, one created event per id', async () => {

@@ -51,7 +51,7 @@ export interface TestWorkspace {
   /** another key of the same workspace */
   newKey(
     scopes: Scope[],
-    options?: { rateLimitPerMinute?: number; expiresInMs?: number },
+    options?: { rateLimitPerMinute?: number; expiresInMs?: number; concurrencyLimit?: number },
   ): Promise<{ id: string; key: string }>;
 }
 
@@ -76,7 +76,13 @@ export async function deadlocksSoFar(db: Database): Promise<number> {
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
+  return {
+    ...loadConfig({ LOG_LEVEL: 'silent' }),
+    // Tests of other promises send more requests of one key at once than the product's default
+    // allows; test/admission.test.ts runs the default itself.
+    defaultConcurrentRequests: 1_000,
+    ...overrides,
+  };
 }
 
 export async function startTestServer(
@@ -121,6 +127,7 @@ export async function startTestServer(
         scopes,
         ...(k.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: k.rateLimitPerMinute } : {}),
         ...(k.expiresInMs !== undefined ? { expiresInMs: k.expiresInMs } : {}),
+        ...(k.concurrencyLimit !== undefined ? { concurrencyLimit: k.concurrencyLimit } : {}),
       });
       return { id: created.id, key: created.key };
     };

@@ -29,7 +29,9 @@ const USAGE = `Usage: workspace-api <command> [options]
   workspaces suspend WORKSPACE_ID         keys of a suspended workspace get 403 within a second
   workspaces resume WORKSPACE_ID
 
-  keys create --workspace ID --scopes a,b --name NAME [--rate-limit 600/min] [--expires-in 30d] [--json]
+  keys create --workspace ID --scopes a,b --name NAME [--rate-limit 600/min] [--concurrency N]
+              [--expires-in 30d] [--json]  --concurrency: requests in flight at once (default
+                                          DEFAULT_CONCURRENT_REQUESTS)
   keys list [--workspace ID] [--json]     scopes, expiry, rate limit and usage; never a secret
   keys usage KEY_ID [--days 30] [--json]  requests per day and operation
   keys rotate KEY_ID [--grace 24h] [--json]  new key; the old one stays valid for the grace (0: none)
@@ -62,6 +64,7 @@ const OPTIONS = {
   workspace: { type: 'string' },
   scopes: { type: 'string' },
   'rate-limit': { type: 'string' },
+  concurrency: { type: 'string' },
   'expires-in': { type: 'string' },
   grace: { type: 'string' },
   days: { type: 'string' },
@@ -320,12 +323,14 @@ async function keys(config: Config, sub: string | undefined, arg: string | undef
           .map((s) => s.trim())
           .filter(Boolean),
         ...(rate !== undefined ? { rateLimitPerMinute: rate } : {}),
+        ...(o.concurrency !== undefined ? { concurrencyLimit: count(o.concurrency, '--concurrency') } : {}),
         ...(o['expires-in'] !== undefined ? { expiresInMs: duration(o['expires-in'], '--expires-in') } : {}),
       });
       return print(key, () =>
         process.stdout.write(
           `created key ${key.id} for workspace ${key.workspace_id}\n` +
-            `scopes: ${key.scopes.join(', ')}; rate limit ${key.rate_limit_per_minute}/min; expires ${key.expires_at ?? 'never'}\n\n` +
+            `scopes: ${key.scopes.join(', ')}; rate limit ${key.rate_limit_per_minute}/min; ` +
+            `${key.concurrency_limit ?? config.defaultConcurrentRequests} requests at once; expires ${key.expires_at ?? 'never'}\n\n` +
             `  ${key.key}\n\nThis is the only time the key is shown. Store it in a secrets manager.\n`,
         ),
       );

@@ -29,6 +29,7 @@ export function printKeys(keys: KeyWithUsage[]): void {
     keys.map((k) => ({
       ...k,
       rate_limit: `${k.rate_limit_per_minute}/min`,
+      at_once: k.concurrency_limit ?? 'default',
       expires: k.expires_at ?? 'never',
       last_used: k.last_used_at ?? 'never',
       today: k.requests_today,
@@ -42,6 +43,7 @@ export function printKeys(keys: KeyWithUsage[]): void {
       'status',
       'scopes',
       'rate_limit',
+      'at_once',
       'expires',
       'last_used',
       'today',

@@ -2,6 +2,7 @@
 // never a workspace, a key or anything else a tenant owns. Each app has its own registry, so
 // several apps in one process (tests, workers of a benchmark) never mix their series.
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
+import type { Saturation } from './load-shedder.js';
 import type { Database } from './database.js';
 
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'reused' | 'in_use';
@@ -11,6 +12,7 @@ export class Metrics {
   readonly #requests = new RequestSeries();
   readonly #rateLimited: Counter<'bucket'>;
   readonly #idempotency: Counter<'outcome'>;
+  readonly #shed: Counter<'reason'>;
 
   constructor(db: Database) {
     const registers = [this.registry];
@@ -18,8 +20,14 @@ export class Metrics {
     for (const metric of this.#requests.metrics()) this.registry.registerMetric(metric);
     this.#rateLimited = new Counter({
       name: 'wsapi_rate_limit_rejections_total',
-      help: 'Requests refused with 429, by bucket kind (key, or client address without a valid key).',
+      help: "Requests refused with 429, by bucket kind (key, client address without a valid key, or the key's concurrent requests).",
       labelNames: ['bucket'],
+      registers,
+    });
+    this.#shed = new Counter({
+      name: 'wsapi_load_shed_total',
+      help: 'Requests refused with 503 server_overloaded while this process was saturated, by what saturated it.',
+      labelNames: ['reason'],
       registers,
     });
     this.#idempotency = new Counter({
@@ -47,8 +55,12 @@ export class Metrics {
     this.#requests.observe(method, route ?? 'unmatched', status, seconds);
   }
 
-  rateLimited(bucket: 'key' | 'address'): void {
+  rateLimited(bucket: 'key' | 'address' | 'concurrency'): void {
     this.#rateLimited.inc({ bucket });
+  }
+
+  shed(reason: Exclude<Saturation, null>): void {
+    this.#shed.inc({ reason });
   }
 
   idempotency(outcome: IdempotencyOutcome): void {

@@ -18,21 +18,23 @@ export interface BucketState {
 }
 
 export interface RateLimitStore {
-  take(bucket: string, limit: number, windowMs: number): Promise<BucketState>;
+  /** `cost`: how many requests this one counts as (docs/api-conventions.md, "Rate limits") */
+  take(bucket: string, limit: number, windowMs: number, cost?: number): Promise<BucketState>;
   purge?(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The GCRA step, given the stored TAT (or null for a new bucket) and the clock. */
+/** The GCRA step of a request counting as `cost` requests, given the stored TAT (or null for a new bucket) and the clock. */
 export function gcra(
   storedTat: number | null,
   now: number,
   limit: number,
   windowMs: number,
+  cost = 1,
 ): { state: BucketState; tat: number | null } {
   const interval = windowMs / limit;
   const tat = Math.max(storedTat ?? now, now);
-  const next = tat + interval;
+  const next = tat + interval * cost;
   if (next - now <= windowMs + 1e-6) {
     return {
       state: {
@@ -62,12 +64,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.#sweeper.unref();
   }
 
-  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
-    return this.takeNow(bucket, limit, windowMs);
+  async take(bucket: string, limit: number, windowMs: number, cost = 1): Promise<BucketState> {
+    return this.takeNow(bucket, limit, windowMs, cost);
   }
 
-  takeNow(bucket: string, limit: number, windowMs: number, now = Date.now()): BucketState {
-    const { state, tat } = gcra(this.#tats.get(bucket) ?? null, now, limit, windowMs);
+  takeNow(bucket: string, limit: number, windowMs: number, cost = 1, now = Date.now()): BucketState {
+    const { state, tat } = gcra(this.#tats.get(bucket) ?? null, now, limit, windowMs, cost);
     if (tat !== null) this.#tats.set(bucket, tat);
     return state;
   }
@@ -113,6 +115,7 @@ interface PendingTake {
   bucket: string;
   limit: number;
   windowMs: number;
+  cost: number;
   resolve: (state: BucketState) => void;
 }
 
@@ -153,9 +156,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.#redis;
   }
 
-  take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
+  take(bucket: string, limit: number, windowMs: number, cost = 1): Promise<BucketState> {
     return new Promise((resolve) => {
-      if (this.#pending.push({ bucket, limit, windowMs, resolve }) === 1) setImmediate(this.#flush);
+      if (this.#pending.push({ bucket, limit, windowMs, cost, resolve }) === 1) setImmediate(this.#flush);
     });
   }
 
@@ -170,20 +173,20 @@ export class RedisRateLimitStore implements RateLimitStore {
   async #send(takes: PendingTake[]): Promise<void> {
     const args: (string | number)[] = [takes.length];
     for (const t of takes) args.push(t.bucket);
-    for (const t of takes) args.push(t.windowMs / t.limit, t.windowMs);
+    for (const t of takes) args.push((t.windowMs / t.limit) * t.cost, t.windowMs);
     let reply: (string | number)[];
     try {
       reply = await this.#redis.rateLimitTake(...args);
     } catch (err) {
       this.#onDegraded(err as Error);
-      for (const t of takes) t.resolve(this.#fallback.takeNow(t.bucket, t.limit, t.windowMs));
+      for (const t of takes) t.resolve(this.#fallback.takeNow(t.bucket, t.limit, t.windowMs, t.cost));
       return;
     }
     const now = Number(reply[0]);
     takes.forEach((t, i) => {
       // The script applied the same step on the same doubles; replaying it here gives the numbers
       // of the answer. Redis's verdict is the one that counted.
-      const { state } = gcra(Number(reply[2 * i + 2]), now, t.limit, t.windowMs);
+      const { state } = gcra(Number(reply[2 * i + 2]), now, t.limit, t.windowMs, t.cost);
       const allowed = reply[2 * i + 1] === 1;
       t.resolve(allowed || !state.allowed ? state : { ...state, allowed, remaining: 0, retryAfterMs: 1 });
     });
@@ -230,8 +233,8 @@ export class PostgresRateLimitStore implements RateLimitStore {
     this.#db = db;
   }
 
-  async take(bucket: string, limit: number, windowMs: number): Promise<BucketState> {
-    const interval = windowMs / limit;
+  async take(bucket: string, limit: number, windowMs: number, cost = 1): Promise<BucketState> {
+    const interval = (windowMs / limit) * cost;
     try {
       const { rows } = await this.#db.query<{ now_ms: number; prior_tat: number | null; taken: boolean }>(
         `WITH clock AS (SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS now_ms),
@@ -248,16 +251,16 @@ export class PostgresRateLimitStore implements RateLimitStore {
         'rate_limit_take',
       );
       const row = rows[0]!;
-      if (row.taken) return gcra(row.prior_tat, row.now_ms, limit, windowMs).state;
+      if (row.taken) return gcra(row.prior_tat, row.now_ms, limit, windowMs, cost).state;
       // Refused: the bucket's current TAT gives the exact wait.
       const { rows: current } = await this.#db.query<{ tat_ms: number }>(
         'SELECT tat_ms FROM rate_limit_buckets WHERE bucket = $1',
         [bucket],
         'rate_limit_peek',
       );
-      return gcra(current[0]?.tat_ms ?? row.now_ms, row.now_ms, limit, windowMs).state;
+      return gcra(current[0]?.tat_ms ?? row.now_ms, row.now_ms, limit, windowMs, cost).state;
     } catch {
-      return this.#fallback.takeNow(bucket, limit, windowMs);
+      return this.#fallback.takeNow(bucket, limit, windowMs, cost);
     }
   }
 

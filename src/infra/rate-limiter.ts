@@ -19,20 +19,40 @@ export interface RateLimitDecision {
 
 export class RateLimiter {
   readonly #store: RateLimitStore;
+  /**
+   * Buckets that refused a request, and until when (epoch ms) any request of them will be refused:
+   * a refusal changes no count and other processes only ever take more, so until then the store
+   * would answer the same. A client that ignores Retry-After costs no store round trip.
+   */
+  readonly #refusedUntil = new Map<string, { untilMs: number; resetAtMs: number }>();
 
   constructor(store: RateLimitStore) {
     this.#store = store;
   }
 
-  async consume(bucket: string, limit: number): Promise<RateLimitDecision> {
+  /** `cost`: how many requests this counts as, at most the whole quota (a request never waits forever). */
+  async consume(bucket: string, limit: number, cost = 1): Promise<RateLimitDecision> {
     // A bucket's state means something only at its own rate: one bucket per (subject, quota), so
     // processes configured with other quotas (or a key whose quota was changed) never share one.
-    const s = await this.#store.take(`${bucket}/${limit}`, limit, RATE_LIMIT_WINDOW_MS);
+    const name = `${bucket}/${limit}`;
+    const now = Date.now();
+    const refused = this.#refusedUntil.get(name);
+    if (refused && refused.untilMs > now) {
+      return { allowed: false, limit, remaining: 0, resetAtMs: refused.resetAtMs, retryAfterMs: refused.untilMs - now };
+    }
+    if (refused) this.#refusedUntil.delete(name);
+    const s = await this.#store.take(name, limit, RATE_LIMIT_WINDOW_MS, Math.min(cost, limit));
+    // Only the refusal of a single request says when every request passes again.
+    if (!s.allowed && cost === 1) {
+      this.#refusedUntil.set(name, { untilMs: Date.now() + s.retryAfterMs, resetAtMs: s.fullAtMs });
+    }
     return { allowed: s.allowed, limit, remaining: s.remaining, resetAtMs: s.fullAtMs, retryAfterMs: s.retryAfterMs };
   }
 
   /** Forgets buckets that are full again, where the store keeps them outside this process. */
   async purge(): Promise<void> {
+    const now = Date.now();
+    for (const [name, refused] of this.#refusedUntil) if (refused.untilMs <= now) this.#refusedUntil.delete(name);
     await this.#store.purge?.();
   }
 

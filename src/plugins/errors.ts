@@ -8,10 +8,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorObject } from 'ajv';
 import { isStoreUnavailable } from '../infra/database.js';
 import { lingerAfterRefusal } from '../http/lingering-close.js';
-import { ApiError, validationFailed } from '../shared/errors.js';
+import { requestBytes } from '../http/request-size.js';
+import { ApiError, clipName } from '../shared/errors.js';
 import './types.js';
 
-type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
+// Bodies are validated by src/http/body-validator.ts, which answers with its own ApiError.
+type ValidationContext = 'querystring' | 'params' | 'headers';
 
 export function renderError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   // Also set here: an error can be raised before the hook that sets them has run.
@@ -27,8 +29,21 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, err: A
     message: err.message,
     request_id: request.id,
   };
-  if (err.details) error.details = err.details;
+  if (err.details) {
+    const fixedBytes = Buffer.byteLength(JSON.stringify({ error })) + ',"details":'.length;
+    error.details = err.detailsWithin(errorAnswerBudget(request) - fixedBytes);
+  }
   return reply.code(err.status).type('application/json; charset=utf-8').send({ error });
+}
+
+/** No error answer is larger than this (docs/security.md, API4)... */
+export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+/** ...nor than its request, except that this much is always allowed: the error object's own fields. */
+export const MIN_ERROR_ANSWER_BYTES = 1024;
+
+/** The bytes an error answer to this request may take. */
+export function errorAnswerBudget(request: FastifyRequest): number {
+  return Math.min(MAX_ERROR_ANSWER_BYTES, Math.max(MIN_ERROR_ANSWER_BYTES, requestBytes(request)));
 }
 
 export interface ErrorsOptions {
@@ -160,9 +175,8 @@ export function describeRule(name: string, schema: ParamSchema | undefined): str
 }
 
 function fromValidation(context: ValidationContext, errors: ErrorObject[]): ApiError {
-  if (context === 'body') return bodyValidationError(errors);
   const first = errors[0];
-  const name = first ? parameterName(first) : 'parameter';
+  const name = first ? clipName(parameterName(first)) : 'parameter';
   const unknown = first?.keyword === 'additionalProperties';
   const message = unknown ? `Unknown parameter ${name}.` : `${describeRule(name, first?.parentSchema as ParamSchema)}.`;
   switch (context) {
@@ -180,55 +194,4 @@ function fromValidation(context: ValidationContext, errors: ErrorObject[]): ApiE
 function parameterName(e: ErrorObject): string {
   const p = e.params as { additionalProperty?: string; missingProperty?: string };
   return p.additionalProperty ?? p.missingProperty ?? (e.instancePath.replace(/^\//, '') || 'parameter');
-}
-
-function bodyValidationError(errors: ErrorObject[]): ApiError {
-  // Errors inside an anyOf branch only explain why that branch failed; the anyOf itself carries
-  // the rule, written in its description.
-  const branchPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.schemaPath);
-  const problems = errors
-    .filter((e) => !branchPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(p)))
-    .map((e) => {
-      const field =
-        e.keyword === 'additionalProperties'
-          ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`
-          : e.keyword === 'required'
-            ? `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`
-            : e.instancePath;
-      return { field: field.replace(/^\//, '') || null, message: bodyMessage(e) };
-    });
-  return validationFailed(problems);
-}
-
-function bodyMessage(e: ErrorObject): string {
-  const parent = e.parentSchema as { description?: string } | undefined;
-  switch (e.keyword) {
-    case 'anyOf':
-      return parent?.description ?? 'must match one of the allowed forms';
-    case 'additionalProperties':
-      return 'is not a property of this body';
-    case 'minProperties':
-      // Nested: a batch item, which carries its external_id and something to write.
-      return e.instancePath === ''
-        ? 'the body must contain at least one property'
-        : 'must carry external_id and at least one property to write';
-    case 'required':
-      return 'is required';
-    case 'minItems':
-    case 'maxItems': {
-      const bounds = e.parentSchema as { minItems?: number; maxItems?: number } | undefined;
-      const got = Array.isArray(e.data) ? ` (got ${e.data.length})` : '';
-      return `must hold ${bounds?.minItems ?? 0} to ${bounds?.maxItems ?? 'any number of'} items${got}`;
-    }
-    case 'type':
-      return `must be ${String((e.params as { type: string | string[] }).type).replace(',', ' or ')}`;
-    case 'enum':
-      return `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
-    case 'pattern':
-      return `must match ${(e.params as { pattern: string }).pattern}`;
-    case 'format':
-      return `must be a valid ${(e.params as { format: string }).format}`;
-    default:
-      return e.message ?? 'is invalid';
-  }
 }

@@ -1,13 +1,18 @@
-// Authentication, rate limiting, workspace status and scope, in that order, before the body is
-// read: a request that may not run costs no parsing and no database write. Every answer, refusals
-// included, carries RateLimit-Limit/-Remaining/-Reset (spec 4.1.2, 8.1): the key's quota once the
-// key is known, the client address's quota for requests without a valid key.
+// Authentication, rate limiting, load shedding, the key's concurrent requests, workspace status and
+// scope, in that order, before the body is read: a request that may not run costs no parsing and
+// no database write. Every answer, refusals included, carries RateLimit-Limit/-Remaining/-Reset
+// (spec 4.1.2, 8.1): the key's quota once the key is known, the client address's quota for
+// requests without a valid key. An admitted request holds its place (in this process, and among
+// the key's places across the deployment) until its answer is sent or its client leaves.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { Metrics } from '../infra/metrics.js';
 import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
 import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
+import type { ConcurrencyStore } from '../infra/concurrency-store.js';
+import type { LoadShedder } from '../infra/load-shedder.js';
+import { bodyBytes } from '../http/request-size.js';
 import './types.js';
 
 export interface GuardOptions {
@@ -15,6 +20,31 @@ export interface GuardOptions {
   rateLimiter: RateLimiter;
   metrics: Metrics;
   unauthenticatedLimitPerMinute: number;
+  concurrency: ConcurrencyStore;
+  defaultConcurrentRequests: number;
+  shedder: LoadShedder;
+}
+
+/**
+ * How long a place among a key's concurrent requests is held at most: longer than any request may
+ * run (Fastify's requestTimeout, 30 s), so only a place whose process died runs out.
+ */
+export const CONCURRENCY_LEASE_MS = 45_000;
+
+/** A body counts as one request per this many bytes (started) against the rate limit. */
+export const BODY_BYTES_PER_REQUEST = 16 * 1024;
+
+/**
+ * How many requests this one counts as against its key's rate limit: one, or more for a large body
+ * (one per 16 KiB started) or a batch (one per `itemsPerRequest` items), whichever is more. Read
+ * once the body is parsed, before it is validated, so an invalid body counts as much as a valid one.
+ */
+export function requestCost(request: FastifyRequest): number {
+  const byBytes = Math.ceil(bodyBytes(request) / BODY_BYTES_PER_REQUEST);
+  const perItems = request.routeOptions.config.itemsPerRequest;
+  const items = (request.body as { items?: unknown } | undefined)?.items;
+  const byItems = perItems && Array.isArray(items) ? Math.ceil(items.length / perItems) : 1;
+  return Math.max(1, byBytes, byItems);
 }
 
 function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void {
@@ -57,10 +87,24 @@ export default fp<GuardOptions>(
       }
     };
 
+    /** Refused (503) while this process is saturated and `subject` holds the most of it. */
+    const shedIfHeaviest = (subject: string) => {
+      const why = opts.shedder.sheds(subject);
+      if (!why) return;
+      opts.metrics.shed(why);
+      throw new ApiError('server_overloaded', { retryAfter: 1, details: { reason: why } });
+    };
+
     app.addHook('onRequest', async (request, reply) => {
       const config = request.routeOptions.config;
       if (config.unmetered) return;
-      if (config.public) return limitByAddress(request.ip, reply);
+      if (config.public) {
+        await limitByAddress(request.ip, reply);
+        const subject = `ip:${request.ip}`;
+        shedIfHeaviest(subject);
+        reply.raw.once('close', opts.shedder.enter(subject));
+        return;
+      }
 
       const outcome = await opts.authenticator.authenticate(request.headers.authorization);
       if (!outcome.ok) {
@@ -79,10 +123,42 @@ export default fp<GuardOptions>(
         throw rateLimited(d, 'rate_limit_exceeded');
       }
 
+      const subject = `key:${principal.quotaId}`;
+      shedIfHeaviest(subject);
+      const limit = principal.concurrencyLimit ?? opts.defaultConcurrentRequests;
+      if (!(await opts.concurrency.acquire(subject, request.id, limit, CONCURRENCY_LEASE_MS))) {
+        opts.metrics.rateLimited('concurrency');
+        throw new ApiError('concurrency_limit_exceeded', {
+          retryAfter: 1,
+          message: `This API key already has ${limit} requests in progress; retry after one of them is answered.`,
+          details: { limit },
+        });
+      }
+      const leave = opts.shedder.enter(subject);
+      reply.raw.once('close', () => {
+        leave();
+        void opts.concurrency.release(subject, request.id);
+      });
+
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.
       if (config.scope && !principal.scopes.has(config.scope)) {
         throw insufficientScope(config.scope, `This operation requires the scope ${config.scope}.`);
+      }
+    });
+
+    // The rest of a large or batch request's cost, once its body is read: the first request of it
+    // was counted above.
+    app.addHook('preValidation', async (request, reply) => {
+      const principal = request.principal;
+      if (!principal || request.body === undefined) return;
+      const extra = requestCost(request) - 1;
+      if (extra === 0) return;
+      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, extra);
+      applyRateLimitHeaders(reply, d);
+      if (!d.allowed) {
+        opts.metrics.rateLimited('key');
+        throw rateLimited(d, 'rate_limit_exceeded');
       }
     });
   },

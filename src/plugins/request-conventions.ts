@@ -18,6 +18,8 @@ export function isJsonContentType(request: FastifyRequest): boolean {
 }
 
 const LONE_SURROGATE = /\p{Surrogate}/u;
+/** Valid UTF-8 cannot encode a surrogate: JSON text holds one only as a \uD800-\uDFFF escape. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /** Whether a parsed JSON value holds, in a key or a string, a surrogate that is not half of a pair. */
 function hasLoneSurrogate(value: unknown): boolean {
@@ -119,8 +121,9 @@ export default fp<RequestConventionsOptions>(
         done(new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.' }), undefined);
         return;
       }
-      void parseJson(request, body.toString('utf8'), (err, value) => {
-        if (!err && hasLoneSurrogate(value)) {
+      const text = body.toString('utf8');
+      void parseJson(request, text, (err, value) => {
+        if (!err && SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
           done(
             new ApiError('invalid_json', {
               message: 'The request body holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair).',

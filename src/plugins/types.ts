@@ -12,6 +12,8 @@ declare module 'fastify' {
     unmetered?: boolean;
     /** A JSON write: Content-Type application/json and an Idempotency-Key are required. */
     idempotentWrite?: boolean;
+    /** A batch: its `items` count as one request per this many against the rate limit. */
+    itemsPerRequest?: number;
   }
   interface FastifyRequest {
     principal: Principal | null;

@@ -92,6 +92,11 @@ export const ERROR_CODES = {
     type: 'rate_limit_error',
     message: 'Too many requests for this API key; retry after the time in Retry-After.',
   },
+  concurrency_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests of this API key are in progress at once; retry after the time in Retry-After.',
+  },
   address_rate_limit_exceeded: {
     status: 429,
     type: 'rate_limit_error',
@@ -102,6 +107,12 @@ export const ERROR_CODES = {
     status: 503,
     type: 'api_error',
     message: 'The service is temporarily unavailable; retry after the time in Retry-After.',
+  },
+  server_overloaded: {
+    status: 503,
+    type: 'api_error',
+    message:
+      'The service is saturated and this client has the most requests in progress on it; retry after the time in Retry-After.',
   },
 } as const satisfies Record<string, CodeDefinition>;
 
@@ -125,10 +136,18 @@ export class ApiError extends Error {
   readonly retryAfter: number | undefined;
   /** Sent as WWW-Authenticate (401, and 403 for a missing scope): RFC 6750, 3. */
   readonly challenge: string | undefined;
+  readonly #fitDetails: ((maxBytes: number) => Record<string, unknown>) | undefined;
 
   constructor(
     code: ErrorCode,
-    options: { message?: string; details?: Record<string, unknown>; retryAfter?: number; challenge?: string } = {},
+    options: {
+      message?: string;
+      details?: Record<string, unknown>;
+      /** how to shorten long details to a number of bytes of JSON (ProblemReport) */
+      fitDetails?: (maxBytes: number) => Record<string, unknown>;
+      retryAfter?: number;
+      challenge?: string;
+    } = {},
   ) {
     const def: CodeDefinition = ERROR_CODES[code];
     super(options.message ?? def.message);
@@ -139,6 +158,16 @@ export class ApiError extends Error {
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.challenge = options.challenge;
+    this.#fitDetails = options.fitDetails;
+  }
+
+  /**
+   * The details, shortened where they can be to at most `maxBytes` of JSON; details that cannot be
+   * shortened are small by construction (names in them are clipped, clipName).
+   */
+  detailsWithin(maxBytes: number): Record<string, unknown> | undefined {
+    if (!this.details || !this.#fitDetails) return this.details;
+    return this.#fitDetails(maxBytes);
   }
 }
 
@@ -181,36 +210,118 @@ export interface BodyProblem {
   message: string;
 }
 
-const MAX_REPORTED_PROBLEMS = 20;
+/**
+ * How much of a body's problems a 422 lists (docs/api-conventions.md, "Errors"). Everything past
+ * these is counted, not listed; the answer is then cut further to fit its byte budget.
+ */
+export const PROBLEM_LIMITS = {
+  /** entries of details.errors */
+  listed: 20,
+  /** entries of each details.items[].errors */
+  perItem: 5,
+  /** entries of details.items (a batch holds at most 100 items; a hostile body may hold more) */
+  items: 100,
+  /** characters of a field path or parameter name repeated in an answer */
+  nameChars: 120,
+} as const;
+
+/** A caller-chosen name (a property, a parameter) as an answer repeats it: cut to a bounded length. */
+export function clipName(name: string): string {
+  return name.length > PROBLEM_LIMITS.nameChars ? `${name.slice(0, PROBLEM_LIMITS.nameChars)}…` : name;
+}
+
+interface ItemProblems {
+  index: number;
+  errors: BodyProblem[];
+  count: number;
+}
 
 /**
- * The 422 of a body's problems, whoever found them (the schema's validator, or a rule the schema
- * cannot say): the first one in the message, the first 20 in details.errors (an error answer is
- * never larger than the request that caused it), and, for a body carrying an `items` array (the
- * batch operations), every bad item's index with its own problems, fields named within the item.
- * A batch is all or nothing, so the client learns every item to fix from one answer.
+ * The problems of one body, gathered in one pass at a bounded cost whatever their number: the
+ * first PROBLEM_LIMITS.listed in order, and for a body carrying an `items` array (the batch
+ * operations) the first PROBLEM_LIMITS.perItem of each of the first PROBLEM_LIMITS.items bad items;
+ * the rest are counted. A batch is all or nothing, so the client learns the items to fix at once.
  */
-export function validationFailed(problems: readonly BodyProblem[]): ApiError {
-  const first = problems[0];
-  const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
-  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
-  const byIndex = new Map<number, BodyProblem[]>();
-  for (const problem of problems) {
-    const match = /^items\/(\d+)(?:\/(.+))?$/.exec(problem.field ?? '');
-    if (!match) continue;
-    const index = Number(match[1]);
-    byIndex.set(index, [...(byIndex.get(index) ?? []), { field: match[2] ?? null, message: problem.message }]);
+export class ProblemReport {
+  readonly #listed: BodyProblem[] = [];
+  readonly #items = new Map<number, ItemProblems>();
+  #count = 0;
+  #badItems = 0;
+
+  get size(): number {
+    return this.#count;
   }
-  return new ApiError('validation_failed', {
-    message,
-    details: {
-      errors: shown,
-      ...(problems.length > shown.length ? { more_errors: problems.length - shown.length } : {}),
-      ...(byIndex.size > 0
-        ? { items: [...byIndex].sort(([a], [b]) => a - b).map(([index, errors]) => ({ index, errors })) }
+
+  add(field: string | null, message: string): void {
+    this.#count += 1;
+    if (this.#listed.length < PROBLEM_LIMITS.listed) {
+      this.#listed.push({ field: field === null ? null : clipName(field), message });
+    }
+    // items/3/email: problem `email` of item 3 (read without a regular expression: a hostile body
+    // brings a problem per byte or two).
+    if (field === null || !field.startsWith('items/')) return;
+    const slash = field.indexOf('/', 6);
+    const digits = field.slice(6, slash === -1 ? undefined : slash);
+    if (!/^\d+$/.test(digits)) return;
+    const index = Number(digits);
+    const within = slash === -1 || slash === field.length - 1 ? undefined : field.slice(slash + 1);
+    let item = this.#items.get(index);
+    if (!item) {
+      this.#badItems += 1;
+      if (this.#items.size >= PROBLEM_LIMITS.items) return;
+      item = { index, errors: [], count: 0 };
+      this.#items.set(index, item);
+    }
+    item.count += 1;
+    if (item.errors.length < PROBLEM_LIMITS.perItem) {
+      item.errors.push({ field: within === undefined ? null : clipName(within), message });
+    }
+  }
+
+  /** The 422 of these problems; its details are cut at render time to the answer's byte budget. */
+  toError(): ApiError {
+    const first = this.#listed[0];
+    const message = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : 'The request body is invalid.';
+    return new ApiError('validation_failed', { message, details: this.#details(), fitDetails: (b) => this.#fit(b) });
+  }
+
+  #details(listed = this.#listed.length, items = this.#items.size): Record<string, unknown> {
+    const shownItems = [...this.#items.values()].sort((a, b) => a.index - b.index).slice(0, items);
+    return {
+      errors: this.#listed.slice(0, listed),
+      ...(this.#count > listed ? { more_errors: this.#count - listed } : {}),
+      ...(this.#items.size > 0
+        ? {
+            items: shownItems.map(({ index, errors, count }) => ({
+              index,
+              errors,
+              ...(count > errors.length ? { more_errors: count - errors.length } : {}),
+            })),
+          }
         : {}),
-    },
-  });
+      ...(this.#badItems > shownItems.length ? { more_items: this.#badItems - shownItems.length } : {}),
+    };
+  }
+
+  /** The details within `maxBytes` of JSON: whole items dropped from the end first, then errors. */
+  #fit(maxBytes: number): Record<string, unknown> {
+    let items = this.#items.size;
+    let listed = this.#listed.length;
+    let details = this.#details(listed, items);
+    while (Buffer.byteLength(JSON.stringify(details)) > maxBytes && (items > 0 || listed > 0)) {
+      if (items > 0) items = Math.floor(items / 2);
+      else listed = Math.floor(listed / 2);
+      details = this.#details(listed, items);
+    }
+    return details;
+  }
+}
+
+/** The 422 of problems found by a rule the schema cannot say (a repeated external id, a NUL). */
+export function validationFailed(problems: readonly BodyProblem[]): ApiError {
+  const report = new ProblemReport();
+  for (const p of problems) report.add(p.field, p.message);
+  return report.toError();
 }
 
 /**

@@ -61,6 +61,8 @@ export async function newWorkspaceKey(
     scopes: ['contacts:read', 'contacts:write'],
     // A fault test is not about quotas: a key that never runs out unless the test asks for one.
     rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
+    // Nor about requests in flight: a killed process's places stay taken until their lease ends.
+    concurrencyLimit: 10_000,
   });
   return { workspaceId: ws.id, keyId: key.id, key: key.key };
 }

@@ -8,6 +8,8 @@ export interface ApiKeyRow {
   name: string;
   scopes: Scope[];
   rate_limit_per_minute: number;
+  /** requests in flight at once; null: the deployment's DEFAULT_CONCURRENT_REQUESTS */
+  concurrency_limit: number | null;
   expires_at: string | null;
   revoked_at: string | null;
   rotated_to: string | null;
@@ -22,6 +24,7 @@ export interface KeyCredentialRow {
   secret_sha256: Uint8Array;
   scopes: Scope[];
   rate_limit_per_minute: number;
+  concurrency_limit: number | null;
   /** the first key of its chain of rotations: the rate-limit count is shared along it */
   lineage_id: string;
   expires_at_ms: number | null;
@@ -50,7 +53,7 @@ export interface UsageCount {
   lastUsedMs: number;
 }
 
-const COLUMNS = `id, workspace_id, name, scopes, rate_limit_per_minute, api_time(expires_at) AS expires_at,
+const COLUMNS = `id, workspace_id, name, scopes, rate_limit_per_minute, concurrency_limit, api_time(expires_at) AS expires_at,
   api_time(revoked_at) AS revoked_at, rotated_to, api_time(created_at) AS created_at,
   api_time(last_used_at) AS last_used_at`;
 
@@ -64,6 +67,7 @@ export const apiKeysRepository = {
       secretSha256: Buffer;
       scopes: readonly Scope[];
       rateLimitPerMinute: number;
+      concurrencyLimit: number | null;
       expiresInMs: number | null;
       /** the key this one succeeds (a rotation): they share one rate-limit count */
       predecessorId?: string;
@@ -71,10 +75,10 @@ export const apiKeysRepository = {
   ): Promise<ApiKeyRow> {
     const { rows } = await db.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, scopes, rate_limit_per_minute, expires_at,
-                             lineage_id)
+                             lineage_id, concurrency_limit)
        VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::bigint IS NULL THEN NULL
                                             ELSE clock_timestamp() + $7::bigint * interval '1 millisecond' END,
-               coalesce((SELECT lineage_id FROM api_keys WHERE id = $8), $1))
+               coalesce((SELECT lineage_id FROM api_keys WHERE id = $8), $1), $9)
        RETURNING ${COLUMNS}`,
       [
         key.id,
@@ -85,6 +89,7 @@ export const apiKeysRepository = {
         key.rateLimitPerMinute,
         key.expiresInMs,
         key.predecessorId ?? null,
+        key.concurrencyLimit,
       ],
     );
     return rows[0]!;
@@ -107,7 +112,7 @@ export const apiKeysRepository = {
     // One row whether the key exists or not (its columns null when it does not): an unknown id
     // costs the same round trip and the same row as a known one (docs/security.md, key timing).
     const { rows } = await db.query<KeyCredentialRow | Record<keyof KeyCredentialRow, null>>(
-      `SELECT k.id, k.workspace_id, k.secret_sha256, k.scopes, k.rate_limit_per_minute, k.lineage_id,
+      `SELECT k.id, k.workspace_id, k.secret_sha256, k.scopes, k.rate_limit_per_minute, k.concurrency_limit, k.lineage_id,
               (extract(epoch FROM k.expires_at) * 1000)::float8 AS expires_at_ms,
               (k.revoked_at IS NOT NULL) AS revoked, w.status AS workspace_status
          FROM (SELECT $1::text AS id) presented

@@ -17,6 +17,8 @@ export interface Principal {
   readonly workspaceId: string;
   readonly scopes: ReadonlySet<Scope>;
   readonly rateLimitPerMinute: number;
+  /** requests in flight at once; null: the deployment's default */
+  readonly concurrencyLimit: number | null;
   /** what the key's requests are counted under: its lineage, shared with its rotations */
   readonly quotaId: string;
   readonly workspaceSuspended: boolean;
@@ -143,6 +145,7 @@ function principalOf(c: KeyCredentialRow): Principal {
     workspaceId: c.workspace_id,
     scopes: new Set(c.scopes),
     rateLimitPerMinute: c.rate_limit_per_minute,
+    concurrencyLimit: c.concurrency_limit,
     quotaId: c.lineage_id,
     workspaceSuspended: c.workspace_status !== 'active',
   };

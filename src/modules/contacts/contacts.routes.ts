@@ -10,6 +10,7 @@ import { idempotentWrite } from '../../http/write-reply.js';
 import type { RouteOptions } from '../../services.js';
 import { contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
+  BATCH_ITEMS_PER_REQUEST,
   BATCH_MAX_ITEMS,
   Contact,
   ContactBatchResults,
@@ -129,17 +130,17 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
 
 /**
  * POST /v2/contacts/batch/upsert: up to 100 upserts by external id in one request and one
- * transaction, all or nothing. It counts as one request against the key's rate limit.
+ * transaction, all or nothing. It counts as one request per 10 items against the key's rate limit.
  */
 export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.post(
     '/contacts/batch/upsert',
     {
-      config: { scope: 'contacts:write', idempotentWrite: true },
+      config: { scope: 'contacts:write', idempotentWrite: true, itemsPerRequest: BATCH_ITEMS_PER_REQUEST },
       schema: {
         operationId: 'batchUpsertContacts',
         summary: 'Create or update up to 100 contacts by external identifier',
-        description: `Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status ${DEFAULT_CONTACT_STATUS} when none is sent) or changes only the properties sent. 1 to ${BATCH_MAX_ITEMS} items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request against the rate limit.`,
+        description: `Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status ${DEFAULT_CONTACT_STATUS} when none is sent) or changes only the properties sent. 1 to ${BATCH_MAX_ITEMS} items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per ${BATCH_ITEMS_PER_REQUEST} items (started) against the rate limit: a batch of ${BATCH_MAX_ITEMS} counts as ${BATCH_MAX_ITEMS / BATCH_ITEMS_PER_REQUEST}.`,
         tags,
         headers: IdempotencyHeaders,
         body: ContactBatchUpsert,

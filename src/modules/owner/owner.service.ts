@@ -114,7 +114,14 @@ export const ownerCommands = {
 
   async createKey(
     ctx: OwnerContext,
-    input: { workspaceId: string; name: string; scopes: string[]; rateLimitPerMinute?: number; expiresInMs?: number },
+    input: {
+      workspaceId: string;
+      name: string;
+      scopes: string[];
+      rateLimitPerMinute?: number;
+      concurrencyLimit?: number;
+      expiresInMs?: number;
+    },
   ): Promise<CreatedKey> {
     const workspaceId = requireUuid(input.workspaceId, 'workspace id');
     if (!(await workspacesRepository.find(ctx.db, workspaceId))) throw new OwnerError(`No workspace ${workspaceId}.`);
@@ -127,6 +134,9 @@ export const ownerCommands = {
     const rate = input.rateLimitPerMinute ?? ctx.defaultRateLimitPerMinute;
     if (!Number.isInteger(rate) || rate < 1)
       throw new OwnerError('The rate limit must be a positive whole number per minute.');
+    const concurrency = input.concurrencyLimit ?? null;
+    if (concurrency !== null && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 10_000))
+      throw new OwnerError('The concurrency limit must be a whole number of requests from 1 to 10000.');
     if (input.expiresInMs !== undefined && !(input.expiresInMs > 0))
       throw new OwnerError('The expiry must be in the future.');
     const issued = issueKey();
@@ -137,6 +147,7 @@ export const ownerCommands = {
       secretSha256: issued.secretSha256,
       scopes: scopes as Scope[],
       rateLimitPerMinute: rate,
+      concurrencyLimit: concurrency,
       expiresInMs: input.expiresInMs ?? null,
     });
     return { ...row, key: issued.key };
@@ -203,6 +214,7 @@ export const ownerCommands = {
         secretSha256: issued.secretSha256,
         scopes: old.scopes,
         rateLimitPerMinute: old.rate_limit_per_minute,
+        concurrencyLimit: old.concurrency_limit,
         expiresInMs: null,
         predecessorId: old.id,
       });

@@ -157,7 +157,7 @@ export interface paths {
     put?: never;
     /**
      * Create or update up to 100 contacts by external identifier
-     * @description Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status cold_list when none is sent) or changes only the properties sent. 1 to 100 items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request against the rate limit.
+     * @description Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status cold_list when none is sent) or changes only the properties sent. 1 to 100 items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per 10 items (started) against the rate limit: a batch of 100 counts as 10.
      */
     post: operations['batchUpsertContacts'];
     delete?: never;

@@ -1,0 +1,151 @@
+// Requests in flight per key, counted across every process of a deployment: in Redis when it is
+// configured, else in PostgreSQL, else (the embedded store: one process) in process memory; the
+// same choice as the rate-limit counts. A request takes a place when it is admitted and gives it
+// back when it ends; a place whose process died is given back when its lease runs out.
+import { Redis } from 'ioredis';
+import type { Queryable } from './database.js';
+
+export interface ConcurrencyStore {
+  /** Takes one of `limit` places of `bucket` for `holder` (unique per request); false when all are taken. */
+  acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean>;
+  release(bucket: string, holder: string): Promise<void>;
+  /** Forgets places whose lease ran out, where the store keeps them outside this process. */
+  purge?(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class MemoryConcurrencyStore implements ConcurrencyStore {
+  /** bucket → holder → lease end (epoch ms) */
+  readonly #held = new Map<string, Map<string, number>>();
+
+  async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
+    return this.acquireNow(bucket, holder, limit, leaseMs);
+  }
+
+  acquireNow(bucket: string, holder: string, limit: number, leaseMs: number, now = Date.now()): boolean {
+    let places = this.#held.get(bucket);
+    if (!places) this.#held.set(bucket, (places = new Map<string, number>()));
+    for (const [h, until] of places) if (until < now) places.delete(h);
+    if (places.size >= limit) return false;
+    places.set(holder, now + leaseMs);
+    return true;
+  }
+
+  async release(bucket: string, holder: string): Promise<void> {
+    this.releaseNow(bucket, holder);
+  }
+
+  releaseNow(bucket: string, holder: string): void {
+    const places = this.#held.get(bucket);
+    if (!places) return;
+    places.delete(holder);
+    if (places.size === 0) this.#held.delete(bucket);
+  }
+
+  async close(): Promise<void> {}
+}
+
+// One sorted set per bucket, scored by lease end on Redis's clock: expired places are dropped, then
+// a place is taken if one is free. Atomic, as every script is.
+const ACQUIRE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+type RedisWithAcquire = Redis & {
+  concurrencyAcquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<number>;
+};
+
+/**
+ * Places in Redis. Commands of one turn of the event loop go out together (auto-pipelining). When
+ * Redis cannot answer, places are counted in this process's memory instead (the limit then holds
+ * per process), as the rate-limit counts are: the API stays available through a Redis outage.
+ */
+export class RedisConcurrencyStore implements ConcurrencyStore {
+  readonly #redis: RedisWithAcquire;
+  readonly #fallback = new MemoryConcurrencyStore();
+
+  constructor(url: string) {
+    const redis = new Redis(url, {
+      keyPrefix: 'wsapi:inflight:',
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      connectTimeout: 2_000,
+      commandTimeout: 500,
+    });
+    redis.defineCommand('concurrencyAcquire', { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
+    redis.on('error', () => undefined);
+    this.#redis = redis as RedisWithAcquire;
+  }
+
+  async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
+    try {
+      return (await this.#redis.concurrencyAcquire(bucket, holder, limit, leaseMs)) === 1;
+    } catch {
+      return this.#fallback.acquireNow(bucket, holder, limit, leaseMs);
+    }
+  }
+
+  async release(bucket: string, holder: string): Promise<void> {
+    this.#fallback.releaseNow(bucket, holder);
+    await this.#redis.zrem(bucket, holder).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}
+
+/**
+ * Places in PostgreSQL, for several processes (or machines) without Redis: one row per request in
+ * an UNLOGGED table, taken by the concurrency_acquire function (db/migrations), which puts the
+ * takers of one bucket in line. When the database cannot answer, places are counted in memory.
+ */
+export class PostgresConcurrencyStore implements ConcurrencyStore {
+  readonly #db: Queryable;
+  readonly #fallback = new MemoryConcurrencyStore();
+
+  constructor(db: Queryable) {
+    this.#db = db;
+  }
+
+  async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
+    try {
+      const { rows } = await this.#db.query<{ taken: boolean }>(
+        'SELECT concurrency_acquire($1, $2, $3, $4) AS taken',
+        [bucket, holder, limit, leaseMs],
+        'concurrency_acquire',
+      );
+      return rows[0]!.taken;
+    } catch {
+      return this.#fallback.acquireNow(bucket, holder, limit, leaseMs);
+    }
+  }
+
+  async release(bucket: string, holder: string): Promise<void> {
+    this.#fallback.releaseNow(bucket, holder);
+    await this.#db
+      .query(
+        'DELETE FROM concurrency_leases WHERE bucket = $1 AND holder = $2',
+        [bucket, holder],
+        'concurrency_release',
+      )
+      .catch(() => undefined);
+  }
+
+  async purge(): Promise<void> {
+    await this.#db.query(
+      'DELETE FROM concurrency_leases WHERE expires_at_ms < extract(epoch FROM clock_timestamp())::float8 * 1000',
+    );
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,82 @@
+// Load shedding in one process. Each admitted request is counted under its subject (a key's
+// quota, or a client address) until it ends. While the process is saturated — too many requests
+// in flight, an event loop running late, or database connections queued for — a new request of
+// the subject holding the most requests here is refused, so the work that is shed is the heaviest
+// tenant's, and the others keep their latency. Probes are never counted nor refused (guard.ts).
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { LoadSheddingConfig } from '../config.js';
+
+/** How often the event loop's delay is read, and the window its longest delay is taken over. */
+const DELAY_WINDOW_MS = 500;
+
+export type Saturation = 'in_flight' | 'event_loop_delay' | 'database_pool' | null;
+
+export class LoadShedder {
+  readonly #config: LoadSheddingConfig;
+  readonly #pool: { size: number; waiting: () => number } | null;
+  readonly #inFlight = new Map<string, number>();
+  #total = 0;
+  readonly #histogram: IntervalHistogram;
+  readonly #sampler: NodeJS.Timeout;
+  #recentDelayMs = 0;
+
+  /** `pool`: the PostgreSQL pool's size and queue; null for the embedded store, which runs one statement at a time by design. */
+  constructor(config: LoadSheddingConfig, pool: { size: number; waiting: () => number } | null) {
+    this.#config = config;
+    this.#pool = pool;
+    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.#histogram.enable();
+    this.#sampler = setInterval(() => {
+      this.#recentDelayMs = this.#histogram.max / 1e6;
+      this.#histogram.reset();
+    }, DELAY_WINDOW_MS);
+    this.#sampler.unref();
+  }
+
+  /** Why the process is saturated now, or null. */
+  saturation(): Saturation {
+    if (this.#total >= this.#config.maxInFlight) return 'in_flight';
+    if (this.#recentDelayMs > this.#config.maxEventLoopDelayMs) return 'event_loop_delay';
+    // More requests waiting for a connection than there are connections: each waits a whole query.
+    if (this.#pool && this.#pool.waiting() > 2 * this.#pool.size) return 'database_pool';
+    return null;
+  }
+
+  /**
+   * Whether a new request of `subject` is refused now: the process is saturated and no other
+   * subject holds more requests in it. A subject with nothing in flight is always admitted.
+   */
+  sheds(subject: string): Saturation {
+    const mine = this.#inFlight.get(subject) ?? 0;
+    if (mine === 0) return null;
+    const why = this.saturation();
+    if (!why) return null;
+    for (const theirs of this.#inFlight.values()) if (theirs > mine) return null;
+    return why;
+  }
+
+  /** Counts a request of `subject` in flight; the function returned ends it (once). */
+  enter(subject: string): () => void {
+    this.#inFlight.set(subject, (this.#inFlight.get(subject) ?? 0) + 1);
+    this.#total += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#total -= 1;
+      const left = (this.#inFlight.get(subject) ?? 1) - 1;
+      if (left === 0) this.#inFlight.delete(subject);
+      else this.#inFlight.set(subject, left);
+    };
+  }
+
+  /** Requests in flight in this process, all subjects together. */
+  get inFlight(): number {
+    return this.#total;
+  }
+
+  close(): void {
+    clearInterval(this.#sampler);
+    this.#histogram.disable();
+  }
+}

@@ -1,0 +1,161 @@
+// A key's requests in flight, counted across every process of a deployment: two `serve` processes
+// sharing Redis, and the README's default PostgreSQL deployment (default workers and one more
+// process, no Redis: the places are rows in PostgreSQL). Several processes need PostgreSQL
+// whatever store the rest of the suite runs on: without DATABASE_URL this file makes a database of
+// its own on the local server and drops it at the end.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
+import { contactBody, idem, sleep } from './harness.js';
+import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_admission_${randomUUID().slice(0, 8)}`;
+const DATABASE_URL = process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${ownDatabase}`;
+
+let db: Database;
+let owner: OwnerContext;
+
+before(async () => {
+  if (ownDatabase) await adminQuery(`CREATE DATABASE ${ownDatabase}`);
+  db = createPostgresDatabase(DATABASE_URL, 4);
+  await migrate(db);
+  owner = { db, defaultRateLimitPerMinute: 600 };
+});
+
+after(async () => {
+  await cleanUpProcesses();
+  await db?.close();
+  if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
+});
+
+function serverEnv(redis: boolean): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL,
+    LOG_LEVEL: 'warn',
+    DEMO_ON_FIRST_START: 'false',
+    SHUTDOWN_GRACE_MS: '3000',
+  };
+  if (redis) env.REDIS_URL = REDIS_URL;
+  else delete env.REDIS_URL;
+  delete env.NODE_TEST_CONTEXT;
+  delete env.DEFAULT_CONCURRENT_REQUESTS;
+  return env;
+}
+
+async function patch(server: ServerProcess, key: string, contactId: string, n: number) {
+  const res = await fetch(`${server.baseUrl}/v2/contacts/${contactId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idem() },
+    body: JSON.stringify({ origin: `held-${n}` }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: JSON.parse(text) };
+}
+
+/**
+ * `sent` PATCHes of one held contact, spread over `servers` at once, with a write-only key of
+ * `limit` places (or the deployment's default): exactly `limit` are admitted and wait for the
+ * contact, the others are 429 at once; once the contact is free the admitted ones answer 200, and
+ * every place is back.
+ */
+async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | undefined, sent: number) {
+  const ws = await ownerCommands.createWorkspace(owner, { name: `admission-${randomUUID().slice(0, 8)}` });
+  const key = await ownerCommands.createKey(owner, {
+    workspaceId: ws.id,
+    name: 'held',
+    scopes: ['contacts:write'],
+    ...(limit === undefined ? {} : { concurrencyLimit: limit }),
+  });
+  const places = limit ?? 10;
+  const created = await fetch(`${servers[0]!.baseUrl}/v2/contacts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'idempotency-key': idem() },
+    body: JSON.stringify(contactBody()),
+  });
+  const contactId = ((await created.json()) as { data: { id: string } }).data.id;
+  // Every process has read the key once.
+  for (const s of servers) assert.equal((await patch(s, key.key, contactId, 0)).status, 200);
+
+  const holder = new pg.Client({ connectionString: DATABASE_URL });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+    const answers = Array.from({ length: sent }, (_, n) =>
+      patch(servers[n % servers.length]!, key.key, contactId, n + 1),
+    );
+    const early: { status: number; json: { error: { code: string } } }[] = [];
+    for (const a of answers) void a.then((r) => early.push(r));
+    for (let waited = 0; early.length < sent - places; waited += 20) {
+      assert.ok(waited < 10_000, `${early.length} answered while the contact is held`);
+      await sleep(20);
+    }
+    await sleep(300);
+    assert.equal(early.length, sent - places, 'no more than the refusals answered while the contact is held');
+    for (const r of early) {
+      assert.equal(r.status, 429);
+      assert.equal(r.json.error.code, 'concurrency_limit_exceeded');
+    }
+    // Exactly `places` of them wait for the lock in PostgreSQL.
+    const { rows } = await holder.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+    );
+    assert.equal(rows[0]!.n, places, 'admitted requests waiting on the held contact');
+    await holder.query('COMMIT');
+    const all = await Promise.all(answers);
+    assert.equal(all.filter((r) => r.status === 200).length, places);
+    assert.equal(all.filter((r) => r.status === 429).length, sent - places);
+  } finally {
+    await holder.end();
+  }
+  // Every place came back with its answer, on every process.
+  const again = await Promise.all(
+    Array.from({ length: places }, (_, n) => patch(servers[n % servers.length]!, key.key, contactId, 100 + n)),
+  );
+  assert.deepEqual(
+    again.map((r) => r.status),
+    Array.from({ length: places }, () => 200),
+  );
+}
+
+describe('two processes sharing Redis', () => {
+  let a: ServerProcess;
+  let b: ServerProcess;
+  before(async () => {
+    [a, b] = await Promise.all([
+      startServer(serverEnv(true), ['--workers', '1']),
+      startServer(serverEnv(true), ['--workers', '1']),
+    ]);
+  });
+  after(() => Promise.all([stopServer(a), stopServer(b)]));
+
+  test('a key of 3 places: of 12 requests over both processes, exactly 3 run at once', async () => {
+    await exactlyLimitAdmitted([a, b], 3, 12);
+  });
+});
+
+describe('the default PostgreSQL deployment: serve with its default workers and no Redis', () => {
+  let cluster: ServerProcess;
+  let single: ServerProcess;
+  before(async () => {
+    [cluster, single] = await Promise.all([
+      startServer(serverEnv(false), ['--workers', '2']),
+      startServer(serverEnv(false)),
+    ]);
+  });
+  after(() => Promise.all([stopServer(cluster), stopServer(single)]));
+
+  test('a key of 3 places: of 12 requests over every process, exactly 3 run at once', async () => {
+    await exactlyLimitAdmitted([cluster, single, cluster], 3, 12);
+  });
+
+  test('a key without a limit of its own has the default 10 places across every process', async () => {
+    await exactlyLimitAdmitted([cluster, single], undefined, 16);
+  });
+});

@@ -1,0 +1,206 @@
+// What one key may hold of a process and of the deployment, in one server process over either
+// store: its requests in flight at once (429 concurrency_limit_exceeded past its limit), load
+// shedding of the heaviest key while the process is saturated (503 server_overloaded, never the
+// probes, never the lighter keys), and the cost of large bodies and batches against the rate
+// limit. Requests are held in flight by a transaction of the test's own that they wait behind:
+// on PostgreSQL a lock on the contact they change, on the embedded store the store itself.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Transaction } from '../src/infra/database.js';
+import { contactBody, idem, sleep, startTestServer, STORE, type TestResponse, type TestServer } from './harness.js';
+
+let server: TestServer;
+
+before(async () => {
+  server = await startTestServer({
+    config: {
+      loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000 },
+    },
+  });
+});
+after(() => server.close());
+
+/** A contact of a fresh workspace, and keys of that workspace with the given limits. */
+async function contactToHold() {
+  const ws = await server.workspace({ scopes: ['contacts:read', 'contacts:write'] });
+  const created = await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), body: contactBody() });
+  assert.equal(created.status, 201);
+  return { ws, contactId: created.json.data.id as string };
+}
+
+/**
+ * Runs `whileHeld` while a transaction of the test holds the contact (and, on the embedded store,
+ * the store): writes to it wait until `whileHeld` returns.
+ */
+async function holding<T>(contactId: string, whileHeld: () => Promise<T>): Promise<T> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const tx = server.db.transaction(async (t: Transaction) => {
+    await t.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+    locked();
+    await released;
+  });
+  await isLocked;
+  try {
+    return await whileHeld();
+  } finally {
+    release();
+    await tx;
+  }
+}
+
+const patch = (key: string, contactId: string, n: number) =>
+  server.request('PATCH', `/v2/contacts/${contactId}`, { key, idem: idem(), body: { origin: `held-${n}` } });
+
+/** Settles when `count` of `answers` have come back, giving those. */
+async function firstAnswers(answers: Promise<TestResponse>[], count: number): Promise<TestResponse[]> {
+  const done: TestResponse[] = [];
+  await new Promise<void>((resolve) => {
+    for (const a of answers)
+      void a.then((r) => {
+        done.push(r);
+        if (done.length === count) resolve();
+      });
+  });
+  return done;
+}
+
+describe(`requests in flight per key (${STORE})`, () => {
+  test('a key of 3 requests at once: of 8 sent together, 3 run and 5 are 429 at once; places come back', async () => {
+    const { ws, contactId } = await contactToHold();
+    const writer = await ws.newKey(['contacts:write'], { concurrencyLimit: 3 });
+    // Authenticated once, so the held store is not needed to read the key.
+    assert.equal((await patch(writer.key, contactId, 0)).status, 200);
+
+    await holding(contactId, async () => {
+      const answers = Array.from({ length: 8 }, (_, n) => patch(writer.key, contactId, n + 1));
+      const refused = await firstAnswers(answers, 5);
+      for (const r of refused) {
+        assert.equal(r.status, 429);
+        assert.equal(r.json.error.code, 'concurrency_limit_exceeded');
+        assert.equal(r.json.error.type, 'rate_limit_error');
+        assert.equal(r.json.error.details.limit, 3);
+        assert.equal(r.headers.get('retry-after'), '1');
+        assert.ok(r.headers.get('ratelimit-limit'), 'RateLimit headers on the refusal');
+      }
+      await sleep(200);
+      // The three admitted are still waiting for the contact.
+      const settled = await Promise.race([Promise.all(answers).then(() => true), sleep(50).then(() => false)]);
+      assert.equal(settled, false, 'the three admitted requests wait for the held contact');
+      return answers;
+    }).then(async (answers) => {
+      const all = await Promise.all(answers);
+      assert.deepEqual(all.map((r) => r.status).sort(), [200, 200, 200, 429, 429, 429, 429, 429]);
+    });
+    // Every place came back with its answer.
+    const again = await Promise.all(Array.from({ length: 3 }, (_, n) => patch(writer.key, contactId, 20 + n)));
+    assert.deepEqual(
+      again.map((r) => r.status),
+      [200, 200, 200],
+    );
+  });
+
+  test('another key of the same workspace has places of its own', async () => {
+    const { ws, contactId } = await contactToHold();
+    const one = await ws.newKey(['contacts:write'], { concurrencyLimit: 1 });
+    const other = await ws.newKey(['contacts:write'], { concurrencyLimit: 1 });
+    for (const k of [one, other]) assert.equal((await patch(k.key, contactId, 0)).status, 200);
+    await holding(contactId, async () => {
+      const first = patch(one.key, contactId, 1);
+      await sleep(100);
+      const second = patch(one.key, contactId, 2);
+      assert.equal((await second).status, 429, 'the key of one place is full');
+      // Admitted, not refused: it waits for the held contact like the first.
+      const theirs = patch(other.key, contactId, 3);
+      await sleep(100);
+      return [first, theirs];
+    }).then(async ([first, theirs]) => {
+      assert.equal((await first!).status, 200);
+      assert.equal((await theirs!).status, 200);
+    });
+  });
+});
+
+describe(`load shedding (${STORE}; this server counts 4 requests in flight as saturated)`, () => {
+  test('the key holding the most is refused with 503 first; a lighter key and the probes are served', async () => {
+    const { ws, contactId } = await contactToHold();
+    const heavy = await ws.newKey(['contacts:write']);
+    const light = (await server.workspace({ scopes: ['contacts:read'] })).key;
+    assert.equal((await patch(heavy.key, contactId, 0)).status, 200);
+    assert.equal((await server.request('GET', '/v2/contacts?limit=1', { key: light })).status, 200);
+
+    const { heavyHeld, lightAnswers, shed, probes } = await holding(contactId, async () => {
+      const heavyHeld = Array.from({ length: 4 }, (_, n) => patch(heavy.key, contactId, n + 1));
+      // Once the process counts the four in flight, the next of the same key is shed.
+      const shedder = server.built.services.shedder;
+      for (let waited = 0; shedder.inFlight < 4; waited += 10) {
+        assert.ok(waited < 5_000, `only ${shedder.inFlight} requests in flight`);
+        await sleep(10);
+      }
+      const shed = await patch(heavy.key, contactId, 99);
+      const probes = await Promise.all([fetch(`${server.baseUrl}/healthz`), fetch(`${server.baseUrl}/healthz`)]);
+      // The light key is admitted, twice over: it holds less than the heavy one.
+      const lightAnswers = [
+        server.request('GET', '/v2/contacts?limit=1', { key: light }),
+        server.request('GET', '/v2/contacts?limit=1', { key: light }),
+      ];
+      await sleep(100);
+      return { heavyHeld, lightAnswers, shed, probes };
+    });
+    assert.equal(shed.status, 503);
+    assert.equal(shed.json.error.code, 'server_overloaded');
+    assert.equal(shed.json.error.type, 'api_error');
+    assert.equal(shed.json.error.details.reason, 'in_flight');
+    assert.equal(shed.headers.get('retry-after'), '1');
+    assert.ok(shed.headers.get('ratelimit-remaining'), 'RateLimit headers on the refusal');
+    assert.deepEqual(
+      probes.map((p) => p.status),
+      [200, 200],
+      'probes are never shed',
+    );
+    assert.deepEqual(
+      (await Promise.all(lightAnswers)).map((r) => r.status),
+      [200, 200],
+    );
+    assert.deepEqual(
+      (await Promise.all(heavyHeld)).map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    // No longer saturated: the heavy key is served again.
+    assert.equal((await patch(heavy.key, contactId, 100)).status, 200);
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.match(metrics, /wsapi_load_shed_total\{reason="in_flight"\} [1-9]/);
+  });
+});
+
+describe(`the cost of a request against the rate limit (${STORE})`, () => {
+  test('a body counts one request per 16 KiB started, valid or not, and a refusal is 429 with nothing done', async () => {
+    const ws = await server.workspace({ scopes: ['contacts:write'], rateLimitPerMinute: 12 });
+    // 40 KB of unknown properties: three requests of the quota, and a 422.
+    const big = {
+      name: 'x',
+      email: 'a@example.com',
+      ...Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`unknown_${i}`, i])),
+    };
+    const raw = JSON.stringify(big);
+    assert.ok(raw.length > 32 * 1024 && raw.length <= 48 * 1024, `${raw.length} bytes`);
+    const refused = await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), raw });
+    assert.equal(refused.status, 422);
+    assert.equal(refused.headers.get('ratelimit-remaining'), '9', '3 of 12');
+    const small = await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), body: contactBody() });
+    assert.equal(small.status, 201);
+    assert.equal(small.headers.get('ratelimit-remaining'), '8', 'a small body is one request');
+    // 8 left: a body of nine requests (128 KiB < size <= 144 KiB) is refused, and nothing is stored.
+    const nine = JSON.stringify({ ...contactBody(), origin: 'y'.repeat(140 * 1024) });
+    const over = await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), raw: nine });
+    assert.equal(over.status, 429);
+    assert.equal(over.json.error.code, 'rate_limit_exceeded');
+    const { rows } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1',
+      [ws.id],
+    );
+    assert.equal(rows[0]!.n, 1, 'only the small body wrote');
+  });
+});
