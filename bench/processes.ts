@@ -133,6 +133,29 @@ async function stopProcess(child: ChildProcess, exited: Promise<void>): Promise<
   }
 }
 
+/**
+ * Registers a process started elsewhere (a helper of a scenario, a CLI command) so that stopAll()
+ * ends it too; its `stop` stops it now. Its url is empty: it serves nothing.
+ */
+export function adopt(name: string, child: ChildProcess): Server {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const server: Server = {
+    name,
+    url: '',
+    pid: child.pid ?? -1,
+    stop: async () => {
+      running.delete(server);
+      await stopProcess(child, exited);
+    },
+  };
+  running.add(server);
+  void exited.then(() => running.delete(server));
+  return server;
+}
+
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
 }

@@ -391,7 +391,7 @@ function renderSizing(report: Report): string {
 }
 
 /** Replaces what lies between `<!-- NAME:start -->` and `<!-- NAME:end -->` in a markdown file, formatted as the repository formats markdown. */
-async function rewriteSection(path: string, name: string, markdown: string): Promise<void> {
+export async function rewriteSection(path: string, name: string, markdown: string): Promise<void> {
   const doc = readFileSync(path, 'utf8');
   const start = `<!-- ${name}:start -->`;
   const end = `<!-- ${name}:end -->`;

@@ -1,7 +1,8 @@
 // `npm run bench`: prepares the dataset (or reuses it), starts the service (one worker and two) and
 // the baselines, each a process of its own with the load generator in this one, measures them, and
 // writes the report (stdout, bench-results/latest.json, docs/performance.md). Every process it
-// starts is stopped before it exits, whether the run succeeds, fails or is interrupted.
+// starts is stopped before it exits, whether the run succeeds, fails or is interrupted. Last, the
+// noisy-neighbour scenario (bench/noisy-neighbour.ts) runs on servers and a database of its own.
 //
 // The repetitions are interleaved: round 1 measures every scenario once, then round 2, and so on.
 // Other work on this shared machine comes and goes; interleaved, a burst of it lands on one
@@ -23,6 +24,7 @@ import { measureEmbeddedMemory } from './embedded.js';
 import { buildReport, writeResults, type Measured } from './report.js';
 import { bareWriteScenario, serviceScenarios, verifyService } from './scenarios.js';
 import { measureWebhooks } from './webhooks.js';
+import { noisyDatabaseUrl, runNoisyNeighbour } from './noisy-neighbour.js';
 import { CONNECTIONS, parseOptions, POOL_SIZE, type RunOptions } from './settings.js';
 
 const started = Date.now();
@@ -110,6 +112,18 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`\n${markdown}\n\n`);
     log('written: bench-results/latest.json, the results in docs/performance.md, the sizing in docs/scaling.md');
+    // Last, one workspace's heaviest requests beside another's list (bench/noisy-neighbour.ts), with
+    // the run's duration, repetitions and warm-up, on servers and a database of its own.
+    log('noisy neighbour: workspace B alone and beside workspace A, on PostgreSQL and on the embedded store');
+    await runNoisyNeighbour(
+      {
+        duration: options.duration,
+        repetitions: options.repetitions,
+        warmup: options.warmup,
+        databaseUrl: noisyDatabaseUrl(),
+      },
+      log,
+    );
   } finally {
     await stopAll();
     await db?.close();

@@ -12,6 +12,7 @@ import {
   fingerprint,
   isWrite,
   leakProblems,
+  resourceBodySchema,
   validBody,
   type RawRequest,
 } from './helpers.js';
@@ -29,6 +30,7 @@ import {
   useOwaspSuite,
   withHead,
 } from './owasp-support.js';
+import { encodeRequest, type RawRequest as Raw } from './raw-http.js';
 
 useOwaspSuite('owasp-consumption', () => []);
 
@@ -247,6 +249,32 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
     assert.deepEqual(problems, []);
   });
 
+  test('every operation: an error answer is at most 64 KiB and at most its request (1 KiB always allowed), whatever the request holds', async () => {
+    // A quota that hostile bodies (up to 64 requests each by size) never exhaust: every answer
+    // below is the operation's own refusal, not a 429.
+    const k = await A.newKey([...SCOPES], { rateLimitPerMinute: 1_000_000 });
+    const bound = (sent: number) => Math.min(64 * 1024, Math.max(sent, 1024));
+    const problems: string[] = [];
+    let checked = 0;
+    let largest = 0;
+    for (const op of ops) {
+      for (const [label, r] of hostileRequests(op, k.key)) {
+        const answer = await rawCall(r, { timeoutMs: 20_000 });
+        const sent = encodeRequest(server.baseUrl, r).length;
+        const size = Buffer.byteLength(answer.text);
+        checked++;
+        if (answer.status < 400) continue;
+        largest = Math.max(largest, size / sent);
+        if (answer.status >= 429 && answer.status !== 431)
+          problems.push(`${op.label} ${label}: ${answer.status} ${answer.text.slice(0, 200)}`);
+        if (size > bound(sent)) problems.push(`${op.label} ${label}: a ${size}-byte answer to a ${sent}-byte request`);
+        if (answer.status !== 431 && !answer.json?.error) problems.push(`${op.label} ${label}: no error object`);
+      }
+    }
+    figures.add(`api4:hostile-requests=${checked},largest-answer/request=${largest.toFixed(3)}`, 0);
+    assert.deepEqual(problems, []);
+  });
+
   test('server timeouts are set, and slow clients (slow headers, slow bodies) do not hold up others', async () => {
     const http = server.built.app.server;
     const timeouts = {
@@ -310,3 +338,79 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
 });
 
 auditEveryAnswer(150);
+
+/**
+ * Requests built to make each operation's error answer as large as it can be: unknown query
+ * parameters with long names, long path parameters, and for writes bodies of many (or long)
+ * unknown properties, in the body or in every batch item, too many items, every property of the
+ * wrong type in every item, long strings and deep nesting, all within BODY_LIMIT_BYTES and the
+ * parser's 16 KiB of URL and headers.
+ */
+function hostileRequests(op: (typeof ops)[number], key: string): [string, Raw][] {
+  const path = pathOf(op);
+  const headers: [string, string][] = [
+    ['Authorization', `Bearer ${key}`],
+    ['Content-Type', 'application/json'],
+    ['Idempotency-Key', idem()],
+  ];
+  const request = (target: string, body?: string): Raw => ({
+    method: op.method,
+    target,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
+  const long = (n: number, c = 'q') => c.repeat(n);
+  const joiner = path.includes('?') ? '&' : '?';
+  const out: [string, Raw][] = [
+    [
+      '40 unknown query parameters of 300 characters',
+      request(path + joiner + Array.from({ length: 40 }, (_, i) => `${long(300)}${i}=1`).join('&')),
+    ],
+    ['one unknown query parameter of 12,000 characters', request(`${path}${joiner}${long(12_000)}=1`)],
+  ];
+  const pathParam = op.template.match(/\{[a-z_]+\}/)?.[0];
+  if (pathParam)
+    out.push(['a path parameter of 500 characters', request(op.template.replaceAll(/\{[a-z_]+\}/g, long(500, 'z')))]);
+  if (!isWrite(op)) return out;
+  const batch = op.body.properties?.items?.type === 'array';
+  const itemSchema = resourceBodySchema(op);
+  const unknownProps = (n: number, nameLength = 8) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`${long(nameLength, 'u')}${i}`, i]));
+  const wrongTypes = Object.fromEntries(Object.keys(itemSchema.properties ?? {}).map((name) => [name, [[{ x: 1 }]]]));
+  const longStrings = Object.fromEntries(
+    Object.entries<any>(itemSchema.properties ?? {})
+      .filter(([, s]) => JSON.stringify(s).includes('"string"'))
+      .map(([name]) => [name, long(60_000, 's')]),
+  );
+  const deep = `{"name":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+  const bodies: [string, string][] = batch
+    ? [
+        [
+          '100 items of 900 unknown properties',
+          JSON.stringify({ items: Array.from({ length: 100 }, () => unknownProps(900)) }),
+        ],
+        [
+          '100 items of 60 unknown properties with names of 120 characters',
+          JSON.stringify({ items: Array.from({ length: 100 }, () => unknownProps(60, 120)) }),
+        ],
+        ['30,000 items', JSON.stringify({ items: Array.from({ length: 30_000 }, () => ({})) })],
+        [
+          '100 items with every property of the wrong type',
+          JSON.stringify({ items: Array.from({ length: 100 }, () => wrongTypes) }),
+        ],
+        [
+          '100 items with every string property too long',
+          JSON.stringify({ items: Array.from({ length: 10 }, () => longStrings) }),
+        ],
+        ['items nested 20,000 deep', `{"items":${'['.repeat(20_000)}${']'.repeat(20_000)}}`],
+      ]
+    : [
+        ['60,000 unknown properties', JSON.stringify({ ...validBody(op), ...unknownProps(60_000) })],
+        ['3,000 unknown properties with names of 300 characters', JSON.stringify(unknownProps(3_000, 300))],
+        ['every property of the wrong type', JSON.stringify(wrongTypes)],
+        ['every string property too long', JSON.stringify(longStrings)],
+        ['a property nested 20,000 deep', deep],
+      ];
+  for (const [label, body] of bodies) out.push([label, request(path, body)]);
+  return out;
+}
