@@ -233,10 +233,7 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     authenticator,
     rateLimiter: new RateLimiter(store),
     concurrency,
-    shedder: new LoadShedder(
-      config.loadShedding,
-      db.kind === 'postgres' ? { size: config.dbPoolSize, waiting: () => db.poolStats().waiting } : null,
-    ),
+    shedder: new LoadShedder(config.loadShedding, db.kind === 'postgres' ? () => db.poolStats().waiting : null),
     usage: new UsageRecorder(db),
     idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
     cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),

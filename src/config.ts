@@ -29,7 +29,8 @@ const EnvSchema = Type.Object({
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 120 }),
   DEFAULT_CONCURRENT_REQUESTS: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 100_000, default: 128 }),
-  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 200 }),
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 }),
+  LOAD_SHED_MAX_POOL_WAITING: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 30, default: 48 }),
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
@@ -80,8 +81,10 @@ export interface Config {
 export interface LoadSheddingConfig {
   /** requests in flight in this process */
   readonly maxInFlight: number;
-  /** the event loop's longest delay over the last half second, ms */
+  /** how late the event loop may run, ms: later counts as saturated for the next half second */
   readonly maxEventLoopDelayMs: number;
+  /** requests waiting for a PostgreSQL connection (the embedded store runs one statement at a time by design) */
+  readonly maxPoolWaiting: number;
 }
 
 export interface WebhookConfig {
@@ -141,6 +144,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     loadShedding: Object.freeze({
       maxInFlight: env.LOAD_SHED_MAX_IN_FLIGHT,
       maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      maxPoolWaiting: env.LOAD_SHED_MAX_POOL_WAITING ?? 4 * env.DB_POOL_SIZE,
     }),
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     idempotencyTtlHours: env.IDEMPOTENCY_TTL_HOURS,

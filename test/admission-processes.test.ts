@@ -33,7 +33,7 @@ after(async () => {
   if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
 });
 
-function serverEnv(redis: boolean): NodeJS.ProcessEnv {
+function serverEnv(redis: boolean, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL,
@@ -45,7 +45,7 @@ function serverEnv(redis: boolean): NodeJS.ProcessEnv {
   else delete env.REDIS_URL;
   delete env.NODE_TEST_CONTEXT;
   delete env.DEFAULT_CONCURRENT_REQUESTS;
-  return env;
+  return { ...env, ...extra };
 }
 
 async function patch(server: ServerProcess, key: string, contactId: string, n: number) {
@@ -157,5 +157,73 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
 
   test('a key without a limit of its own has the default 10 places across every process', async () => {
     await exactlyLimitAdmitted([cluster, single], undefined, 16);
+  });
+});
+
+describe('load shedding in each process of a deployment without Redis (each saturated at 2 requests in flight)', () => {
+  let one: ServerProcess;
+  let two: ServerProcess;
+  before(async () => {
+    const env = serverEnv(false, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
+    [one, two] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
+  });
+  after(() => Promise.all([stopServer(one), stopServer(two)]));
+
+  test('in every process the key holding the most is refused with 503; a lighter key and the probes are served', async () => {
+    const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
+    const heavy = await ownerCommands.createKey(owner, {
+      workspaceId: ws.id,
+      name: 'heavy',
+      scopes: ['contacts:write'],
+    });
+    const light = await ownerCommands.createKey(owner, {
+      workspaceId: ws.id,
+      name: 'light',
+      scopes: ['contacts:read'],
+    });
+    const created = await fetch(`${one.baseUrl}/v2/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${heavy.key}`, 'content-type': 'application/json', 'idempotency-key': idem() },
+      body: JSON.stringify(contactBody()),
+    });
+    const contactId = ((await created.json()) as { data: { id: string } }).data.id;
+    const list = (s: ServerProcess) =>
+      fetch(`${s.baseUrl}/v2/contacts?limit=1`, { headers: { authorization: `Bearer ${light.key}` } });
+    for (const s of [one, two]) {
+      assert.equal((await patch(s, heavy.key, contactId, 0)).status, 200);
+      assert.equal((await list(s)).status, 200);
+    }
+
+    const holder = new pg.Client({ connectionString: DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+      // Two held requests of the heavy key in each process: each is saturated.
+      const held = [one, one, two, two].map((s, n) => patch(s, heavy.key, contactId, n + 1));
+      // Time for the four to reach the held contact; none may answer meanwhile.
+      await sleep(1_500);
+      assert.equal(
+        await Promise.race([Promise.all(held).then(() => 'answered'), sleep(10).then(() => 'held')]),
+        'held',
+      );
+      for (const s of [one, two]) {
+        const shed = await patch(s, heavy.key, contactId, 99);
+        assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest key is shed`);
+        assert.equal(shed.json.error.code, 'server_overloaded');
+        assert.equal(shed.headers.get('retry-after'), '1');
+        assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter key is served`);
+        for (const probe of ['/healthz', '/readyz'])
+          assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
+      }
+      await holder.query('COMMIT');
+      assert.deepEqual(
+        (await Promise.all(held)).map((r) => r.status),
+        [200, 200, 200, 200],
+      );
+    } finally {
+      await holder.end();
+    }
+    for (const s of [one, two]) assert.equal((await patch(s, heavy.key, contactId, 200)).status, 200, 'served again');
   });
 });

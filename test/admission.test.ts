@@ -6,7 +6,11 @@
 // on PostgreSQL a lock on the contact they change, on the embedded store the store itself.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.js';
 import type { Transaction } from '../src/infra/database.js';
+import { LoadShedder } from '../src/infra/load-shedder.js';
+import { MemoryRateLimitStore } from '../src/infra/rate-limit-store.js';
+import { RateLimiter } from '../src/infra/rate-limiter.js';
 import { contactBody, idem, sleep, startTestServer, STORE, type TestResponse, type TestServer } from './harness.js';
 
 let server: TestServer;
@@ -14,7 +18,8 @@ let server: TestServer;
 before(async () => {
   server = await startTestServer({
     config: {
-      loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000 },
+      loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000, maxPoolWaiting: 1_000_000 },
+      defaultConcurrentRequests: loadConfig({}).defaultConcurrentRequests,
     },
   });
 });
@@ -123,6 +128,42 @@ describe(`requests in flight per key (${STORE})`, () => {
   });
 });
 
+describe(`a request holds its place until its work ends (${STORE})`, () => {
+  test('a client that leaves early keeps its place until the handler returns, then it comes back', async () => {
+    const { ws, contactId } = await contactToHold();
+    const writer = await ws.newKey(['contacts:write'], { concurrencyLimit: 1 });
+    assert.equal((await patch(writer.key, contactId, 0)).status, 200);
+    await holding(contactId, async () => {
+      const leaving = new AbortController();
+      const left = fetch(`${server.baseUrl}/v2/contacts/${contactId}`, {
+        method: 'PATCH',
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idem(),
+        },
+        body: JSON.stringify({ origin: 'left' }),
+        signal: leaving.signal,
+      }).catch(() => 'left');
+      await sleep(200);
+      leaving.abort();
+      assert.equal(await left, 'left');
+      await sleep(100);
+      const meanwhile = await patch(writer.key, contactId, 1);
+      assert.equal(meanwhile.status, 429, 'the work of the request that left still runs');
+      assert.equal(meanwhile.json.error.code, 'concurrency_limit_exceeded');
+    });
+    // Its handler returned once the contact was free: the place is back.
+    for (let waited = 0; ; waited += 50) {
+      const r = await patch(writer.key, contactId, 2);
+      if (r.status === 200) break;
+      assert.ok(waited < 5_000, `still ${r.status}`);
+      await sleep(50);
+    }
+    assert.equal(server.built.services.shedder.inFlight, 0, 'nothing left counted in flight');
+  });
+});
+
 describe(`load shedding (${STORE}; this server counts 4 requests in flight as saturated)`, () => {
   test('the key holding the most is refused with 503 first; a lighter key and the probes are served', async () => {
     const { ws, contactId } = await contactToHold();
@@ -197,10 +238,110 @@ describe(`the cost of a request against the rate limit (${STORE})`, () => {
     const over = await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), raw: nine });
     assert.equal(over.status, 429);
     assert.equal(over.json.error.code, 'rate_limit_exceeded');
+    // A body that announces no length (chunked) counts as received, parsed or not.
+    const chunked = async (text: string) => {
+      const other = await server.workspace({ scopes: ['contacts:write'], rateLimitPerMinute: 12 });
+      const res = await fetch(`${server.baseUrl}/v2/contacts`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${other.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idem(),
+        },
+        body: new Blob([text]).stream(),
+        duplex: 'half',
+      });
+      await res.text();
+      const next = await server.request('POST', '/v2/contacts', { key: other.key, idem: idem(), body: contactBody() });
+      return { status: res.status, remainingAfterNext: next.headers.get('ratelimit-remaining') };
+    };
+    assert.deepEqual(await chunked(JSON.stringify(contactBody()) + ' '.repeat(40 * 1024)), {
+      status: 201,
+      remainingAfterNext: '8',
+    });
+    assert.deepEqual(await chunked(`{"name": "${'x'.repeat(40 * 1024)}`), { status: 400, remainingAfterNext: '8' });
     const { rows } = await server.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1',
       [ws.id],
     );
     assert.equal(rows[0]!.n, 1, 'only the small body wrote');
+  });
+});
+
+describe('what saturates a process, and who is shed then', () => {
+  const settings = { maxInFlight: 100, maxEventLoopDelayMs: 50, maxPoolWaiting: 8 };
+
+  test('an event loop running late: the subject holding the most is shed, then no one once it is on time', async () => {
+    const shedder = new LoadShedder(settings, null);
+    try {
+      const leave = [shedder.enter('heavy'), shedder.enter('heavy'), shedder.enter('light')];
+      for (const end = Date.now() + 300; Date.now() < end;) {
+        // The event loop is busy: nothing else runs.
+      }
+      // The shedder's timer, late by 300 ms, marks the process saturated.
+      for (let waited = 0; shedder.saturation() !== 'event_loop_delay'; waited += 20) {
+        assert.ok(waited < 1_000, 'the late event loop is not seen');
+        await sleep(20);
+      }
+      assert.equal(shedder.sheds('heavy'), 'event_loop_delay');
+      assert.equal(shedder.sheds('light'), null, 'lighter than the heaviest');
+      assert.equal(shedder.sheds('new'), null, 'nothing in flight');
+      await sleep(1_100);
+      assert.equal(shedder.saturation(), null, 'on time again');
+      assert.equal(shedder.sheds('heavy'), null);
+      for (const end of leave) end();
+      assert.equal(shedder.inFlight, 0);
+    } finally {
+      shedder.close();
+    }
+  });
+
+  test('requests queued for database connections: more than LOAD_SHED_MAX_POOL_WAITING saturate', () => {
+    let waiting = 0;
+    const shedder = new LoadShedder(settings, () => waiting);
+    try {
+      const end = shedder.enter('a');
+      waiting = 8;
+      assert.equal(shedder.sheds('a'), null, 'the limit itself is not yet saturated');
+      waiting = 9;
+      assert.equal(shedder.sheds('a'), 'database_pool');
+      end();
+      end();
+      assert.equal(shedder.inFlight, 0, 'a request ends once');
+      assert.equal(shedder.sheds('a'), null, 'nothing in flight: never shed');
+    } finally {
+      shedder.close();
+    }
+  });
+});
+
+describe('a refused quota is answered from memory until its Retry-After', () => {
+  test('a client that keeps sending while refused costs no store round trip; the store is asked again after', async () => {
+    let takes = 0;
+    const store = new MemoryRateLimitStore();
+    const counting = {
+      take: (bucket: string, limit: number, windowMs: number, cost?: number) => {
+        takes++;
+        return store.take(bucket, limit, windowMs, cost);
+      },
+      close: () => store.close(),
+    };
+    const limiter = new RateLimiter(counting);
+    // 600 a minute: one every 100 ms, a burst of 600.
+    for (let i = 0; i < 600; i++) assert.equal((await limiter.consume('key:k', 600)).allowed, true);
+    const refused = await limiter.consume('key:k', 600);
+    assert.equal(refused.allowed, false);
+    assert.equal(takes, 601);
+    for (let i = 0; i < 50; i++) {
+      const again = await limiter.consume('key:k', 600);
+      assert.equal(again.allowed, false);
+      assert.ok(again.retryAfterMs > 0 && again.retryAfterMs <= refused.retryAfterMs);
+      assert.equal(again.resetAtMs, refused.resetAtMs);
+    }
+    assert.equal(takes, 601, 'refused from memory');
+    await sleep(refused.retryAfterMs + 5);
+    assert.equal((await limiter.consume('key:k', 600)).allowed, true, 'passes once Retry-After has passed');
+    assert.equal(takes, 602);
+    await limiter.close();
   });
 });

@@ -11,7 +11,7 @@ import { createPostgresDatabase, type Database } from '../src/infra/database.js'
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, deadlocksSoFar, idem, propertyValue, sleep, TEXT_PROPERTIES } from './harness.js';
-import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+import { adminQuery, cleanUpProcesses, NO_SHEDDING, startServer, stopServer, type ServerProcess } from './processes.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_multiprocess_${randomUUID().slice(0, 8)}`;
@@ -34,6 +34,7 @@ before(async () => {
     LOG_LEVEL: 'warn',
     DEMO_ON_FIRST_START: 'false',
     SHUTDOWN_GRACE_MS: '3000',
+    ...NO_SHEDDING,
   };
   delete env.NODE_TEST_CONTEXT;
   [a, b] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
@@ -424,6 +425,7 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
       DATABASE_URL,
       REDIS_URL,
       LOG_LEVEL: 'warn',
+      ...NO_SHEDDING,
       DEMO_ON_FIRST_START: 'false',
     };
     delete env.NODE_TEST_CONTEXT;
@@ -456,6 +458,7 @@ describe('the default PostgreSQL deployment: serve with its default workers and 
       ...process.env,
       DATABASE_URL,
       LOG_LEVEL: 'warn',
+      ...NO_SHEDDING,
       DEMO_ON_FIRST_START: 'false',
     };
     delete env.REDIS_URL;

@@ -12,6 +12,16 @@ import { sleep, STORE } from './harness.js';
 export const CLI = fileURLToPath(new URL('../bin/workspace-api', import.meta.url));
 
 export const children: ChildProcess[] = [];
+
+/**
+ * Load shedding out of the way: tests of other promises send bursts that a busy machine would see
+ * shed; test/admission-processes.test.ts runs shedding as configured.
+ */
+export const NO_SHEDDING = {
+  LOAD_SHED_MAX_IN_FLIGHT: '100000',
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: '60000',
+  LOAD_SHED_MAX_POOL_WAITING: '1000000',
+} as const;
 export const tempDirs: string[] = [];
 
 export function tempDir(): string {
@@ -29,6 +39,7 @@ export function storeEnv(dataDir: string, extra: Record<string, string | undefin
     DATA_DIR: dataDir,
     // A shutdown that hangs is cut short (exit 1) after 3s instead of 10s.
     SHUTDOWN_GRACE_MS: '3000',
+    ...NO_SHEDDING,
   };
   delete env.NODE_TEST_CONTEXT;
   delete env.PORT;

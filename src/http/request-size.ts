@@ -2,14 +2,22 @@
 // large body counts for against the rate limit.
 import type { FastifyRequest } from 'fastify';
 
+/** The bytes of each body read whole, as received (set by the JSON body parser). */
+const received = new WeakMap<FastifyRequest, number>();
+
+export function recordBodyBytes(request: FastifyRequest, bytes: number): void {
+  received.set(request, bytes);
+}
+
 /**
- * The body's bytes: as announced in Content-Length, or, for a chunked body (which announces no
- * length), its parsed JSON written out again, never more than what was sent.
+ * The body's bytes: as received once it has been read, else as announced in Content-Length (a
+ * body not read yet, or refused before it was), else 0.
  */
 export function bodyBytes(request: FastifyRequest): number {
+  const read = received.get(request);
+  if (read !== undefined) return read;
   const announced = Number(request.raw.headers['content-length']);
-  if (Number.isFinite(announced)) return announced;
-  return request.body === undefined ? 0 : Buffer.byteLength(JSON.stringify(request.body) ?? '');
+  return Number.isFinite(announced) ? announced : 0;
 }
 
 /** Request line, headers and body. */

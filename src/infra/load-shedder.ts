@@ -3,42 +3,45 @@
 // in flight, an event loop running late, or database connections queued for — a new request of
 // the subject holding the most requests here is refused, so the work that is shed is the heaviest
 // tenant's, and the others keep their latency. Probes are never counted nor refused (guard.ts).
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { LoadSheddingConfig } from '../config.js';
 
-/** How often the event loop's delay is read, and the window its longest delay is taken over. */
+/** How often a timer checks how late the event loop runs. */
+const TICK_MS = 50;
+/** How long one late run keeps the process saturated. */
 const DELAY_WINDOW_MS = 500;
 
 export type Saturation = 'in_flight' | 'event_loop_delay' | 'database_pool' | null;
 
 export class LoadShedder {
   readonly #config: LoadSheddingConfig;
-  readonly #pool: { size: number; waiting: () => number } | null;
+  readonly #poolWaiting: (() => number) | null;
   readonly #inFlight = new Map<string, number>();
   #total = 0;
-  readonly #histogram: IntervalHistogram;
-  readonly #sampler: NodeJS.Timeout;
-  #recentDelayMs = 0;
+  readonly #ticker: NodeJS.Timeout;
+  /** until when (performance.now()) the event loop counts as late */
+  #lateUntil = 0;
 
-  /** `pool`: the PostgreSQL pool's size and queue; null for the embedded store, which runs one statement at a time by design. */
-  constructor(config: LoadSheddingConfig, pool: { size: number; waiting: () => number } | null) {
+  /** `poolWaiting`: the PostgreSQL pool's queue; null for the embedded store, which runs one statement at a time by design. */
+  constructor(config: LoadSheddingConfig, poolWaiting: (() => number) | null) {
     this.#config = config;
-    this.#pool = pool;
-    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
-    this.#histogram.enable();
-    this.#sampler = setInterval(() => {
-      this.#recentDelayMs = this.#histogram.max / 1e6;
-      this.#histogram.reset();
-    }, DELAY_WINDOW_MS);
-    this.#sampler.unref();
+    this.#poolWaiting = poolWaiting;
+    // A timer that fires late by more than the threshold marks the loop late for a while. Timers
+    // run before the requests that waited meanwhile are read, so those already see it.
+    let expected = performance.now() + TICK_MS;
+    this.#ticker = setInterval(() => {
+      const now = performance.now();
+      if (now - expected > this.#config.maxEventLoopDelayMs) this.#lateUntil = now + DELAY_WINDOW_MS;
+      expected = now + TICK_MS;
+    }, TICK_MS);
+    this.#ticker.unref();
   }
 
   /** Why the process is saturated now, or null. */
   saturation(): Saturation {
     if (this.#total >= this.#config.maxInFlight) return 'in_flight';
-    if (this.#recentDelayMs > this.#config.maxEventLoopDelayMs) return 'event_loop_delay';
-    // More requests waiting for a connection than there are connections: each waits a whole query.
-    if (this.#pool && this.#pool.waiting() > 2 * this.#pool.size) return 'database_pool';
+    if (performance.now() < this.#lateUntil) return 'event_loop_delay';
+    if (this.#poolWaiting && this.#poolWaiting() > this.#config.maxPoolWaiting) return 'database_pool';
     return null;
   }
 
@@ -76,7 +79,6 @@ export class LoadShedder {
   }
 
   close(): void {
-    clearInterval(this.#sampler);
-    this.#histogram.disable();
+    clearInterval(this.#ticker);
   }
 }

@@ -29,17 +29,21 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, err: A
     message: err.message,
     request_id: request.id,
   };
+  const budget = errorAnswerBudget(request);
   if (err.details) {
     const fixedBytes = Buffer.byteLength(JSON.stringify({ error })) + ',"details":'.length;
-    error.details = err.detailsWithin(errorAnswerBudget(request) - fixedBytes);
+    error.details = err.detailsWithin(budget - fixedBytes);
+    // Details that cannot be shortened and still do not fit are left out: the bound holds for
+    // every answer, whatever built it.
+    if (Buffer.byteLength(JSON.stringify({ error })) > budget) delete error.details;
   }
   return reply.code(err.status).type('application/json; charset=utf-8').send({ error });
 }
 
 /** No error answer is larger than this (docs/security.md, API4)... */
 export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
-/** ...nor than its request, except that this much is always allowed: the error object's own fields. */
-export const MIN_ERROR_ANSWER_BYTES = 1024;
+/** ...nor than its request, except that this much is always allowed: the error object's own fields and the few problems a small body holds. */
+export const MIN_ERROR_ANSWER_BYTES = 4 * 1024;
 
 /** The bytes an error answer to this request may take. */
 export function errorAnswerBudget(request: FastifyRequest): number {

@@ -36,8 +36,8 @@ export const BODY_BYTES_PER_REQUEST = 16 * 1024;
 
 /**
  * How many requests this one counts as against its key's rate limit: one, or more for a large body
- * (one per 16 KiB started) or a batch (one per `itemsPerRequest` items), whichever is more. Read
- * once the body is parsed, before it is validated, so an invalid body counts as much as a valid one.
+ * (one per 16 KiB started: announced, or as received when it announced no length) or a batch (one
+ * per `itemsPerRequest` items), whichever is more.
  */
 export function requestCost(request: FastifyRequest): number {
   const byBytes = Math.ceil(bodyBytes(request) / BODY_BYTES_PER_REQUEST);
@@ -46,6 +46,50 @@ export function requestCost(request: FastifyRequest): number {
   const byItems = perItems && Array.isArray(items) ? Math.ceil(items.length / perItems) : 1;
   return Math.max(1, byBytes, byItems);
 }
+
+/**
+ * What an admitted request holds (its place among the key's requests in flight, its count in this
+ * process) and when it gives it back: once its answer is done and its handler has returned. A
+ * client that leaves early does not end the work its request started, so its place is kept until
+ * the handler returns.
+ */
+class Admission {
+  #closed = false;
+  #handling = false;
+  #held: (() => void)[] = [];
+
+  constructor(response: FastifyReply['raw']) {
+    response.once('close', () => {
+      this.#closed = true;
+      if (!this.#handling) this.#giveBack();
+    });
+  }
+
+  /** Holds `giveBack` until the request is over (at once, if it already is). */
+  hold(giveBack: () => void): void {
+    this.#held.push(giveBack);
+    if (this.#closed && !this.#handling) this.#giveBack();
+  }
+
+  handlerStarted(): void {
+    this.#handling = true;
+  }
+
+  handlerEnded(): void {
+    this.#handling = false;
+    if (this.#closed) this.#giveBack();
+  }
+
+  #giveBack(): void {
+    const held = this.#held;
+    this.#held = [];
+    for (const giveBack of held) giveBack();
+  }
+}
+
+/** Requests counted so far against the key's quota, and the admission of each. */
+const charged = new WeakMap<FastifyRequest, number>();
+const admissions = new WeakMap<FastifyRequest, Admission>();
 
 function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void {
   reply.header('ratelimit-limit', d.limit);
@@ -95,14 +139,31 @@ export default fp<GuardOptions>(
       throw new ApiError('server_overloaded', { retryAfter: 1, details: { reason: why } });
     };
 
+    // Every handler reports when its work ends, so that a request's places are held until then.
+    app.addHook('onRoute', (route) => {
+      const handler = route.handler;
+      route.handler = async function (this: FastifyInstance, request, reply) {
+        const admission = admissions.get(request);
+        admission?.handlerStarted();
+        try {
+          return await handler.call(this, request, reply);
+        } finally {
+          admission?.handlerEnded();
+        }
+      };
+    });
+
     app.addHook('onRequest', async (request, reply) => {
       const config = request.routeOptions.config;
       if (config.unmetered) return;
+      // Listening before anything is awaited: a client may leave at any point.
+      const admission = new Admission(reply.raw);
+      admissions.set(request, admission);
       if (config.public) {
         await limitByAddress(request.ip, reply);
         const subject = `ip:${request.ip}`;
         shedIfHeaviest(subject);
-        reply.raw.once('close', opts.shedder.enter(subject));
+        admission.hold(opts.shedder.enter(subject));
         return;
       }
 
@@ -115,8 +176,11 @@ export default fp<GuardOptions>(
       const principal = outcome.principal;
       request.principal = principal;
 
-      // Counted per key lineage: a rotated key and its successor share one quota.
-      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute);
+      // Counted per key lineage: a rotated key and its successor share one quota. A body that
+      // announces its length is counted by it now, before it is read.
+      const cost = requestCost(request);
+      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, cost);
+      charged.set(request, cost);
       applyRateLimitHeaders(reply, d);
       if (!d.allowed) {
         opts.metrics.rateLimited('key');
@@ -134,11 +198,8 @@ export default fp<GuardOptions>(
           details: { limit },
         });
       }
-      const leave = opts.shedder.enter(subject);
-      reply.raw.once('close', () => {
-        leave();
-        void opts.concurrency.release(subject, request.id);
-      });
+      admission.hold(() => void opts.concurrency.release(subject, request.id));
+      admission.hold(opts.shedder.enter(subject));
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.
@@ -147,19 +208,29 @@ export default fp<GuardOptions>(
       }
     });
 
-    // The rest of a large or batch request's cost, once its body is read: the first request of it
-    // was counted above.
-    app.addHook('preValidation', async (request, reply) => {
+    // The rest of a request's cost once its body is read: a batch's items, or a body that
+    // announced no length. A body that could not be parsed still counts as read (onError), though
+    // its refusal is already decided.
+    const chargeTheRest = async (request: FastifyRequest, reply: FastifyReply): Promise<RateLimitDecision | null> => {
       const principal = request.principal;
-      if (!principal || request.body === undefined) return;
-      const extra = requestCost(request) - 1;
-      if (extra === 0) return;
+      const already = charged.get(request);
+      if (!principal || already === undefined) return null;
+      const extra = requestCost(request) - already;
+      if (extra <= 0) return null;
+      charged.set(request, already + extra);
       const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, extra);
       applyRateLimitHeaders(reply, d);
-      if (!d.allowed) {
+      return d;
+    };
+    app.addHook('preValidation', async (request, reply) => {
+      const d = await chargeTheRest(request, reply);
+      if (d && !d.allowed) {
         opts.metrics.rateLimited('key');
         throw rateLimited(d, 'rate_limit_exceeded');
       }
+    });
+    app.addHook('onError', async (request, reply) => {
+      await chargeTheRest(request, reply).catch(() => null);
     });
   },
   { name: 'guard', dependencies: ['request-conventions'] },

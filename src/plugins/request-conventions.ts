@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from '
 import { ApiError } from '../shared/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/schemas.js';
 import { describeRule, type ParamSchema } from './errors.js';
+import { recordBodyBytes } from '../http/request-size.js';
 import './types.js';
 
 const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -117,6 +118,7 @@ export default fp<RequestConventionsOptions>(
     app.removeAllContentTypeParsers();
     const parseJson = app.getDefaultJsonParser('error', 'error');
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+      recordBodyBytes(request, body.length);
       if (!isUtf8(body)) {
         done(new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.' }), undefined);
         return;

@@ -225,9 +225,20 @@ export const PROBLEM_LIMITS = {
   nameChars: 120,
 } as const;
 
-/** A caller-chosen name (a property, a parameter) as an answer repeats it: cut to a bounded length. */
+/**
+ * A caller-chosen name (a property, a parameter) as an answer repeats it: cut to at most
+ * PROBLEM_LIMITS.nameChars characters as JSON writes them (a control character takes six), never
+ * within a surrogate pair.
+ */
 export function clipName(name: string): string {
-  return name.length > PROBLEM_LIMITS.nameChars ? `${name.slice(0, PROBLEM_LIMITS.nameChars)}…` : name;
+  let clipped = '';
+  let written = 0;
+  for (const char of name) {
+    written += JSON.stringify(char).length - 2;
+    if (written > PROBLEM_LIMITS.nameChars) return `${clipped}…`;
+    clipped += char;
+  }
+  return clipped;
 }
 
 interface ItemProblems {

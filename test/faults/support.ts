@@ -10,7 +10,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPostgresDatabase, type Database } from '../../src/infra/database.js';
 import { migrate } from '../../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../../src/modules/owner/owner.service.js';
-import { adminQuery } from '../processes.js';
+import { adminQuery, NO_SHEDDING } from '../processes.js';
 
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -74,6 +74,7 @@ export function serverEnv(vars: Record<string, string | undefined>): NodeJS.Proc
     LOG_LEVEL: 'warn',
     DEMO_ON_FIRST_START: 'false',
     SHUTDOWN_GRACE_MS: '3000',
+    ...NO_SHEDDING,
   };
   delete env.NODE_TEST_CONTEXT;
   delete env.PORT;
