@@ -45,6 +45,7 @@ import {
 } from './noisy-client.js';
 import { adopt, definedOnly, freePort, processTree, ROOT, startServer, stopAll } from './processes.js';
 import { rewriteSection } from './report.js';
+import { wholeNumber } from './settings.js';
 
 export const NOISY_TARGETS = {
   /** B's p50 beside A / alone */
@@ -710,15 +711,10 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions | null {
     process.stdout.write(`${USAGE}\n`);
     return null;
   }
-  const whole = (name: string, text: string, min: number) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number from ${min}`);
-    return n;
-  };
   return {
-    duration: whole('duration', values.duration, 1),
-    repetitions: whole('repetitions', values.repetitions, 1),
-    warmup: whole('warmup', values.warmup, 0),
+    duration: wholeNumber('duration', values.duration, 1),
+    repetitions: wholeNumber('repetitions', values.repetitions, 1),
+    warmup: wholeNumber('warmup', values.warmup, 0),
     databaseUrl: noisyDatabaseUrl(),
   };
 }

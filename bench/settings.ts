@@ -94,18 +94,20 @@ export function parseOptions(argv: string[]): RunOptions | null {
     process.stdout.write(`${USAGE}\n`);
     return null;
   }
-  const positive = (name: string, text: string, min: number) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number from ${min}`);
-    return n;
-  };
   return {
     // Not DATABASE_URL: --reset drops this database, and DATABASE_URL often names one worth keeping.
     databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/workspace_api_bench',
     redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     reset: values.reset,
-    duration: positive('duration', values.duration, 1),
-    repetitions: positive('repetitions', values.repetitions, 1),
-    warmup: positive('warmup', values.warmup, 0),
+    duration: wholeNumber('duration', values.duration, 1),
+    repetitions: wholeNumber('repetitions', values.repetitions, 1),
+    warmup: wholeNumber('warmup', values.warmup, 0),
   };
+}
+
+/** The whole number an option `--name` gives, refused below `min`. */
+export function wholeNumber(name: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number from ${min}`);
+  return n;
 }

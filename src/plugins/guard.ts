@@ -40,7 +40,9 @@ export const BODY_BYTES_PER_REQUEST = 16 * 1024;
  * per `itemsPerRequest` items), whichever is more.
  */
 export function requestCost(request: FastifyRequest): number {
-  const byBytes = Math.ceil(bodyBytes(request) / BODY_BYTES_PER_REQUEST);
+  const bytes = bodyBytes(request);
+  // A body over the route's limit is refused (413) before it is read: it costs nothing to read.
+  const byBytes = bytes > request.routeOptions.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);
   const perItems = request.routeOptions.config.itemsPerRequest;
   const items = (request.body as { items?: unknown } | undefined)?.items;
   const byItems = perItems && Array.isArray(items) ? Math.ceil(items.length / perItems) : 1;
