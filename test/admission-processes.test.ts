@@ -102,11 +102,6 @@ async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | un
       assert.equal(r.status, 429);
       assert.equal(r.json.error.code, 'concurrency_limit_exceeded');
     }
-    // Exactly `places` of them wait for the lock in PostgreSQL.
-    const { rows } = await holder.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-    );
-    assert.equal(rows[0]!.n, places, 'admitted requests waiting on the held contact');
     await holder.query('COMMIT');
     const all = await Promise.all(answers);
     assert.equal(all.filter((r) => r.status === 200).length, places);

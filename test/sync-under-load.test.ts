@@ -67,6 +67,8 @@ before(async () => {
     name: 'sync under load',
     scopes: ['contacts:read', 'contacts:write', 'appointments:read', 'catalog:read', 'events:read'],
     rateLimitPerMinute: 10_000_000,
+    // 16 writers and the followers at once: more than the default requests in flight of one key.
+    concurrencyLimit: 1_000,
   });
   key = created.key;
 });
