@@ -396,6 +396,7 @@ describe('API7 server-side request forgery / API10 unsafe consumption of APIs', 
       }
     }
     assert.deepEqual(clients.sort(), [
+      'infra/concurrency-store.ts ioredis',
       'infra/database.ts pg',
       'infra/rate-limit-store.ts ioredis',
       'modules/owner/owner-channel.ts node:http',
