@@ -27,6 +27,7 @@ import {
   type ConcurrencyStore,
 } from './infra/concurrency-store.js';
 import { LoadShedder } from './infra/load-shedder.js';
+import { RedisConnection } from './infra/redis.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors, { renderError, routeNotFound } from './plugins/errors.js';
@@ -202,6 +203,7 @@ export async function buildApp(
       await services.authenticator.close();
       await services.rateLimiter.close();
       await services.concurrency.close();
+      services.redis?.close();
       services.shedder.close();
     },
   };
@@ -210,13 +212,12 @@ export async function buildApp(
 async function createServices(config: Config, db: Database): Promise<Services> {
   let store: RateLimitStore;
   let concurrency: ConcurrencyStore;
-  let redisProbe: Services['redisProbe'] = null;
+  let redis: RedisConnection | null = null;
   if (config.redisUrl) {
-    const redisStore = new RedisRateLimitStore(config.redisUrl, () => undefined);
-    await redisStore.connected();
-    store = redisStore;
-    concurrency = new RedisConcurrencyStore(config.redisUrl);
-    redisProbe = () => redisStore.ping();
+    redis = new RedisConnection(config.redisUrl);
+    await redis.connected();
+    store = new RedisRateLimitStore(redis);
+    concurrency = new RedisConcurrencyStore(redis);
   } else if (db.kind === 'postgres') {
     // Several processes (serve --workers, several machines) share one count without Redis.
     store = new PostgresRateLimitStore(db);
@@ -242,7 +243,7 @@ async function createServices(config: Config, db: Database): Promise<Services> {
     // service starts (and answers 503) while the store is down.
     eventIds: once(async () => new EventIdCodec(await instanceSecret(db, 'event_id_secret'))),
     metrics: new Metrics(db),
-    redisProbe,
+    redis,
   };
 }
 

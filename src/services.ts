@@ -10,6 +10,7 @@ import type { IdempotencyStore } from './infra/idempotency-store.js';
 import type { RateLimiter } from './infra/rate-limiter.js';
 import type { ConcurrencyStore } from './infra/concurrency-store.js';
 import type { LoadShedder } from './infra/load-shedder.js';
+import type { RedisConnection } from './infra/redis.js';
 
 export interface Services {
   config: Config;
@@ -26,8 +27,8 @@ export interface Services {
   /** the codec of event ids, once its secret is read from the store */
   eventIds: () => Promise<EventIdCodec>;
   metrics: Metrics;
-  /** Present when a Redis is configured: answers whether it responds. */
-  redisProbe: (() => Promise<boolean>) | null;
+  /** Present when a Redis is configured: the process's connection, shared by the counting stores. */
+  redis: RedisConnection | null;
 }
 
 export interface RouteOptions {

@@ -9,6 +9,7 @@ import type { Database } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { RedisRateLimitStore, type BucketState } from '../src/infra/rate-limit-store.js';
+import { RedisConnection } from '../src/infra/redis.js';
 import {
   contactBody,
   idem,
@@ -340,9 +341,10 @@ describe('RedisRateLimitStore', () => {
   });
 
   test('takes sent in the same turn are counted exactly: one bucket, many at once, with others between', async () => {
-    const store = new RedisRateLimitStore(REDIS_URL, (err) => assert.fail(`Redis degraded: ${err.message}`));
+    const redis = new RedisConnection(REDIS_URL);
+    const store = new RedisRateLimitStore(redis, (err) => assert.fail(`Redis degraded: ${err.message}`));
     try {
-      await store.connected();
+      await redis.connected();
       const run = `batch-${process.pid}-${Date.now()}`;
       // 120 takes on a 50/min bucket and 30 on a 10/min one, interleaved, all in one turn of the
       // event loop; then 40 more on the first while those are still in flight.
@@ -377,6 +379,7 @@ describe('RedisRateLimitStore', () => {
       }
     } finally {
       await store.close();
+      redis.close();
     }
   });
 

@@ -21,8 +21,7 @@ export async function healthRoutes(app: FastifyInstance, { services }: { service
     } catch {
       checks.database = 'unavailable';
     }
-    const redis = services.redisProbe;
-    if (redis) checks.redis = (await redis()) ? 'ok' : 'unavailable';
+    if (services.redis) checks.redis = (await services.redis.ping()) ? 'ok' : 'unavailable';
     const ready = Object.values(checks).every((c) => c === 'ok');
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
   });

@@ -2,8 +2,9 @@
 // configured, else in PostgreSQL, else (the embedded store: one process) in process memory; the
 // same choice as the rate-limit counts. A request takes a place when it is admitted and gives it
 // back when it ends; a place whose process died is given back when its lease runs out.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Queryable } from './database.js';
+import type { RedisConnection } from './redis.js';
 
 export interface ConcurrencyStore {
   /** Takes one of `limit` places of `bucket` for `holder` (unique per request); false when all are taken. */
@@ -63,45 +64,39 @@ type RedisWithAcquire = Redis & {
   concurrencyAcquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<number>;
 };
 
+const REDIS_KEY_PREFIX = 'wsapi:inflight:';
+
 /**
- * Places in Redis. Commands of one turn of the event loop go out together (auto-pipelining). When
- * Redis cannot answer, places are counted in this process's memory instead (the limit then holds
- * per process), as the rate-limit counts are: the API stays available through a Redis outage.
+ * Places in Redis. When Redis cannot answer, places are counted in this process's memory instead
+ * (the limit then holds per process), as the rate-limit counts are: the API stays available
+ * through a Redis outage.
  */
 export class RedisConcurrencyStore implements ConcurrencyStore {
-  readonly #redis: RedisWithAcquire;
+  readonly #redis: RedisConnection;
   readonly #fallback = new MemoryConcurrencyStore();
 
-  constructor(url: string) {
-    const redis = new Redis(url, {
-      keyPrefix: 'wsapi:inflight:',
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-      connectTimeout: 2_000,
-      commandTimeout: 500,
-    });
-    redis.defineCommand('concurrencyAcquire', { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
-    redis.on('error', () => undefined);
-    this.#redis = redis as RedisWithAcquire;
+  constructor(redis: RedisConnection) {
+    redis.client.defineCommand('concurrencyAcquire', { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
+    this.#redis = redis;
   }
 
   async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
-    try {
-      return (await this.#redis.concurrencyAcquire(bucket, holder, limit, leaseMs)) === 1;
-    } catch {
-      return this.#fallback.acquireNow(bucket, holder, limit, leaseMs);
-    }
+    return this.#redis.run(
+      async (client) =>
+        (await (client as RedisWithAcquire).concurrencyAcquire(REDIS_KEY_PREFIX + bucket, holder, limit, leaseMs)) ===
+        1,
+      () => this.#fallback.acquireNow(bucket, holder, limit, leaseMs),
+    );
   }
 
+  /** Tried even while Redis fails: it is off the request's path, and a place left held would wait for its lease. */
   async release(bucket: string, holder: string): Promise<void> {
     this.#fallback.releaseNow(bucket, holder);
-    await this.#redis.zrem(bucket, holder).catch(() => undefined);
+    await this.#redis.client.zrem(REDIS_KEY_PREFIX + bucket, holder).catch(() => undefined);
   }
 
-  async close(): Promise<void> {
-    this.#redis.disconnect();
-  }
+  /** The connection is the process's (src/infra/redis.ts), closed by its owner. */
+  async close(): Promise<void> {}
 }
 
 /**

@@ -4,8 +4,9 @@
 // bucket would be full again. A request is allowed when, after adding its own interval, the TAT is
 // at most one window ahead of now. One atomic step per request: in process memory, in PostgreSQL
 // (several processes without Redis) or in one Lua script round trip in Redis.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Queryable } from './database.js';
+import type { RedisConnection } from './redis.js';
 
 export interface BucketState {
   allowed: boolean;
@@ -119,6 +120,8 @@ interface PendingTake {
   resolve: (state: BucketState) => void;
 }
 
+const REDIS_KEY_PREFIX = 'wsapi:gcra:';
+
 /** Keys per script call: a turn of the event loop with more takes sends several calls. */
 const MAX_TAKES_PER_CALL = 256;
 
@@ -128,32 +131,19 @@ const MAX_TAKES_PER_CALL = 256;
  * than per request; a request waits for nothing but the rest of its turn. When Redis cannot
  * answer, the request is counted in this process's memory instead (the limit then holds per
  * process): availability of the API is worth more than the precision of the count during a Redis
- * outage. The fallback is reported through `onDegraded`.
+ * outage. Each failed call is reported through `onDegraded`.
  */
 export class RedisRateLimitStore implements RateLimitStore {
-  readonly #redis: RedisWithTake;
+  readonly #redis: RedisConnection;
   readonly #fallback = new MemoryRateLimitStore();
   readonly #onDegraded: (err: Error) => void;
   #pending: PendingTake[] = [];
 
-  constructor(url: string, onDegraded: (err: Error) => void) {
-    const redis = new Redis(url, {
-      keyPrefix: 'wsapi:gcra:',
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      connectTimeout: 2_000,
-      commandTimeout: 500,
-      lazyConnect: false,
-    });
+  constructor(redis: RedisConnection, onDegraded: (err: Error) => void = () => undefined) {
     // No numberOfKeys: each call says how many keys it carries.
-    redis.defineCommand('rateLimitTake', { lua: TAKE_SCRIPT });
-    redis.on('error', () => undefined);
-    this.#redis = redis as RedisWithTake;
+    redis.client.defineCommand('rateLimitTake', { lua: TAKE_SCRIPT });
+    this.#redis = redis;
     this.#onDegraded = onDegraded;
-  }
-
-  get redis(): Redis {
-    return this.#redis;
   }
 
   take(bucket: string, limit: number, windowMs: number, cost = 1): Promise<BucketState> {
@@ -172,13 +162,17 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async #send(takes: PendingTake[]): Promise<void> {
     const args: (string | number)[] = [takes.length];
-    for (const t of takes) args.push(t.bucket);
+    for (const t of takes) args.push(REDIS_KEY_PREFIX + t.bucket);
     for (const t of takes) args.push((t.windowMs / t.limit) * t.cost, t.windowMs);
-    let reply: (string | number)[];
-    try {
-      reply = await this.#redis.rateLimitTake(...args);
-    } catch (err) {
-      this.#onDegraded(err as Error);
+    const reply = await this.#redis.run(
+      (client) =>
+        (client as RedisWithTake).rateLimitTake(...args).catch((err: Error) => {
+          this.#onDegraded(err);
+          throw err;
+        }),
+      () => null,
+    );
+    if (reply === null) {
       for (const t of takes) t.resolve(this.#fallback.takeNow(t.bucket, t.limit, t.windowMs, t.cost));
       return;
     }
@@ -192,31 +186,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     });
   }
 
-  /** Resolves once connected (or after `timeoutMs`, leaving the fallback to count meanwhile). */
-  async connected(timeoutMs = 2_000): Promise<void> {
-    if (this.#redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.#redis.once('ready', done);
-    });
-  }
-
-  async ping(): Promise<boolean> {
-    try {
-      return (await this.#redis.ping()) === 'PONG';
-    } catch {
-      return false;
-    }
-  }
-
+  /** The connection is the process's (src/infra/redis.ts), closed by its owner. */
   async close(): Promise<void> {
     await this.#fallback.close();
-    this.#redis.disconnect();
   }
 }
 

@@ -186,9 +186,13 @@ describe('Redis goes away under load (two processes)', () => {
     for (const server of [a, b]) assert.ok(processState(server).alive, processState(server).description);
     assertAllSucceeded(sent, 'under load while Redis hangs');
     const during = sent.filter((s) => s.answer.startedAt > pausedAt && s.answer.endedAt < resumedAt);
-    assert.ok(during.length > 10, `requests while Redis hung: ${during.length}`);
-    // commandTimeout is 500 ms: a request waits for one Redis command, then falls back.
-    assert.ok(latencies(during).max < 3_000, `slowest request while Redis hung: ${latencies(during).max} ms`);
+    assert.ok(during.length > 100, `requests while Redis hung: ${during.length}`);
+    // The command timeout is 500 ms. A request waits for one Redis command at most, though it
+    // touches two stores in Redis (its rate-limit count and its place among the key's requests in
+    // flight); and once one has timed out, the others of the process do not wait at all for a while.
+    const slowest = latencies(during);
+    assert.ok(slowest.max < 1_000, `slowest request while Redis hung: ${slowest.max} ms (two command timeouts?)`);
+    assert.ok(slowest.p50 < 100, `median request while Redis hung: ${slowest.p50} ms (each waiting for Redis?)`);
     const afterwards = sent.filter((s) => s.phaseAtStart === 'after');
     assert.ok(afterwards.length > 10);
     // Counting is shared through Redis again (not stuck on the timeout path).

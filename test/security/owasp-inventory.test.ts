@@ -396,9 +396,8 @@ describe('API7 server-side request forgery / API10 unsafe consumption of APIs', 
       }
     }
     assert.deepEqual(clients.sort(), [
-      'infra/concurrency-store.ts ioredis',
       'infra/database.ts pg',
-      'infra/rate-limit-store.ts ioredis',
+      'infra/redis.ts ioredis',
       'modules/owner/owner-channel.ts node:http',
       'modules/webhooks/http-target.ts node:http',
       'modules/webhooks/http-target.ts node:https',
