@@ -48,6 +48,8 @@ const EnvSchema = Type.Object({
   ),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  WEBHOOK_WORKSPACE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 4 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -97,6 +99,10 @@ export interface WebhookConfig {
   readonly pollIntervalMs: number;
   /** attempts in flight at once in one process */
   readonly concurrency: number;
+  /** attempts in flight at once to one endpoint, across every process */
+  readonly endpointConcurrency: number;
+  /** attempts in flight at once to the endpoints of one workspace, across every process */
+  readonly workspaceConcurrency: number;
 }
 
 /** "5s,5m,30m" as milliseconds; null when any part is not a duration. */
@@ -161,6 +167,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       targets: env.WEBHOOK_TARGETS,
       pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      workspaceConcurrency: env.WEBHOOK_WORKSPACE_CONCURRENCY,
     }),
   });
 }

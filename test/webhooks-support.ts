@@ -23,6 +23,8 @@ export interface Delivery {
   /** what the receiver answered (null: nothing, the connection was dropped or is held) */
   answered: number | null;
   answeredAt: number | null;
+  /** when the connection of the request closed (answered, dropped, or given up by the sender) */
+  closedAt: number | null;
 }
 
 export type Answer = { status: number; delayMs?: number; headers?: Record<string, string> } | 'hold';
@@ -78,6 +80,7 @@ export class Receiver {
       receivedAt: Date.now(),
       answered: null,
       answeredAt: null,
+      closedAt: null,
     };
     this.deliveries.push(delivery);
     const key = `${delivery.path} ${delivery.id}`;
@@ -88,6 +91,7 @@ export class Receiver {
     let gone = false;
     res.on('close', () => {
       gone = true;
+      delivery.closedAt = Date.now();
       this.#inFlight.set(key, (this.#inFlight.get(key) ?? 1) - 1);
     });
     const answer = this.answer(delivery);

@@ -45,6 +45,8 @@ before(async () => {
         targets: 'public+loopback',
         pollIntervalMs: 50,
         concurrency: 4,
+        endpointConcurrency: 4,
+        workspaceConcurrency: 4,
       },
     },
   });

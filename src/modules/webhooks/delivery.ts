@@ -4,8 +4,9 @@
 //      one process at a time), the events after its position become delivery rows and the
 //      position moves on. The feed never places a not-yet-visible event behind a visible one
 //      (docs/events.md), so a position never passes an event that commits later.
-//   2. claim: due deliveries are leased (SKIP LOCKED, a lease of the time limit plus a margin) in
-//      one short transaction; the HTTP requests run after it, holding no connection. A process
+//   2. claim: due deliveries are leased (a lease of the time limit plus a margin) in one short
+//      transaction, endpoints and workspaces in turn, each up to its cap of attempts in flight
+//      across every process; the HTTP requests run after it, holding no connection. A process
 //      killed mid-attempt leaves a lease that simply expires, and any process takes it again.
 //   3. settle: a 2xx acknowledges; anything else schedules the next attempt (with ±20% jitter),
 //      until the schedule is spent (the endpoint becomes failing) or the receiver says 410 Gone
@@ -128,7 +129,10 @@ export class WebhookDelivery {
     }
     const free = config.concurrency - this.#inFlight.size;
     if (free <= 0 || this.#stopped) return;
-    const claimed = await webhooksRepository.claim(db, free, config.timeoutMs + LEASE_MARGIN_MS);
+    const claimed = await webhooksRepository.claim(db, free, config.timeoutMs + LEASE_MARGIN_MS, {
+      endpoint: config.endpointConcurrency,
+      workspace: config.workspaceConcurrency,
+    });
     for (const delivery of claimed) {
       const attempt = this.#attempt(delivery)
         .catch((err: unknown) => {

@@ -1,6 +1,6 @@
 // Webhook endpoints, their deliveries and the attempts log in SQL (db/migrations/0013). Secrets are
 // read only by the statements that sign (the claim) or that hand a new one to the owner once.
-import type { Queryable } from '../../infra/database.js';
+import type { Database, Queryable } from '../../infra/database.js';
 import { MAX_SEQ, type EventPosition } from '../events/event-ids.js';
 import type { AttemptOutcome } from './http-target.js';
 
@@ -60,6 +60,84 @@ const ENDPOINT_COLUMNS = `e.id, e.workspace_id, e.url, e.event_types AS events, 
   api_time(e.created_at) AS created_at, api_time(e.updated_at) AS updated_at`;
 
 const LAST_SEQ = MAX_SEQ.toString();
+
+/**
+ * Pending deliveries of one endpoint the claim looks at, in due order: enough to fill the
+ * endpoint's room many times over when some are held back behind an earlier event of their
+ * resource, and a bound on the claim's work whatever the backlog.
+ */
+const SCAN_PER_ENDPOINT = 64;
+
+/**
+ * The statement of `webhooksRepository.claim` ($1 take, $2 lease ms, $3 per endpoint, $4 per
+ * workspace, $5 the salt of this claim's order of turns); exported for the test that checks its plan.
+ */
+export const CLAIM_SQL = `WITH in_flight AS (
+         SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+          WHERE acked_at IS NULL AND leased_until IS NOT NULL AND leased_until > now()
+          GROUP BY endpoint_id
+       ),
+       endpoints AS (
+         SELECT e.id, e.workspace_id, $3::int - coalesce(f.n, 0) AS room,
+                $4::int - coalesce(sum(f.n) OVER (PARTITION BY e.workspace_id), 0) AS workspace_room
+           FROM webhook_endpoints e
+           JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
+           LEFT JOIN in_flight f ON f.endpoint_id = e.id
+          WHERE e.status = 'active'
+       ),
+       due AS (
+         SELECT ep.id AS endpoint_id, ep.workspace_id, ep.workspace_room, c.stamp, c.seq,
+                row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.stamp, c.seq) AS nth_of_endpoint
+           FROM endpoints ep
+           CROSS JOIN LATERAL (
+             SELECT d.stamp, d.seq, d.next_attempt_at
+               FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
+                       FROM webhook_deliveries d
+                      WHERE d.endpoint_id = ep.id AND d.acked_at IS NULL AND d.next_attempt_at <= now()
+                      ORDER BY d.next_attempt_at, d.stamp, d.seq
+                      LIMIT ${SCAN_PER_ENDPOINT}) d
+              WHERE (d.leased_until IS NULL OR d.leased_until <= now())
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+                                 WHERE p.endpoint_id = ep.id AND p.resource_type = d.resource_type
+                                   AND p.resource_id = d.resource_id AND p.acked_at IS NULL
+                                   AND (p.stamp, p.seq) < (d.stamp, d.seq)
+                                OFFSET 0)
+              ORDER BY d.next_attempt_at, d.stamp, d.seq
+              LIMIT ep.room
+           ) c
+          WHERE ep.room > 0 AND ep.workspace_room > 0
+       ),
+       in_turn AS (
+         SELECT endpoint_id, workspace_id, workspace_room, stamp, seq,
+                row_number() OVER (PARTITION BY workspace_id
+                                   ORDER BY nth_of_endpoint, hashtext(endpoint_id::text || $5)) AS nth_of_workspace
+           FROM due
+       ),
+       picked AS (
+         SELECT endpoint_id, workspace_id, stamp, seq FROM in_turn
+          WHERE nth_of_workspace <= workspace_room
+          ORDER BY nth_of_workspace, hashtext(workspace_id::text || $5)
+          LIMIT $1
+       )
+       UPDATE webhook_deliveries t
+          SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+         FROM picked
+         JOIN webhook_endpoints e ON e.id = picked.endpoint_id
+         LEFT JOIN events ev ON ev.workspace_id = picked.workspace_id AND ev.stamp = picked.stamp AND ev.seq = picked.seq
+        WHERE t.endpoint_id = picked.endpoint_id AND t.stamp = picked.stamp AND t.seq = picked.seq
+          AND t.acked_at IS NULL
+       RETURNING t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
+                 t.lease_token, e.url, e.secret,
+                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+                 ev.feed_json`;
+
+export const claimParams = (take: number, leaseMs: number, limits: { endpoint: number; workspace: number }) => [
+  take,
+  leaseMs,
+  limits.endpoint,
+  limits.workspace,
+  String(Math.random()),
+];
 
 export const webhooksRepository = {
   /** A new endpoint, positioned at the feed's current end: it receives the changes made after it. */
@@ -275,42 +353,34 @@ export const webhooksRepository = {
   },
 
   /**
-   * Leases up to `take` due deliveries for `leaseMs`. A delivery is due when it is not acknowledged,
-   * its time has come, no other attempt holds it, its endpoint is active — and no earlier event of
-   * the same resource is still pending for the endpoint: so one resource's events are delivered in
-   * feed order whichever process holds them, while other resources go on.
+   * Leases up to `take` due deliveries for `leaseMs`, serving endpoints and workspaces in turn
+   * (docs/webhooks.md, "Fair delivery"). A delivery is due when it is not acknowledged, its time
+   * has come, no other attempt holds it, its endpoint and workspace are active, and no earlier
+   * event of the same resource is still pending for the endpoint: so one resource's events are
+   * delivered in feed order whichever process holds them, while other resources go on.
+   *
+   * Each endpoint has at most `limits.endpoint` attempts in flight and each workspace at most
+   * `limits.workspace`, counted across every process: the claims of all processes take turns (a
+   * transaction-scoped advisory lock), so each one counts the leases of the others. Among the
+   * due deliveries, every workspace gets its first before any gets its second, and so on; ties go
+   * in an order drawn anew at each claim.
+   *
+   * The shape fixes the plan whatever the statistics say: per active endpoint, a scan of its
+   * index of pending deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones
+   * held back by an earlier event of their resource included), and the ordering check as a
+   * subquery run per candidate (OFFSET 0 keeps it from becoming a join over the whole backlog).
    */
-  async claim(db: Queryable, take: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const { rows } = await db.query<ClaimedDelivery>(
-      `WITH due AS (
-         SELECT d.endpoint_id, d.stamp, d.seq, e.workspace_id
-           FROM webhook_deliveries d
-           JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.status = 'active'
-           JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
-          WHERE d.acked_at IS NULL AND d.next_attempt_at <= now()
-            AND (d.leased_until IS NULL OR d.leased_until < now())
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-                             WHERE p.endpoint_id = d.endpoint_id AND p.resource_type = d.resource_type
-                               AND p.resource_id = d.resource_id AND p.acked_at IS NULL
-                               AND (p.stamp, p.seq) < (d.stamp, d.seq))
-          ORDER BY d.next_attempt_at
-          LIMIT $1
-            FOR UPDATE OF d SKIP LOCKED
-       )
-       UPDATE webhook_deliveries t
-          SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
-         FROM due
-         JOIN webhook_endpoints e ON e.id = due.endpoint_id
-         LEFT JOIN events ev ON ev.workspace_id = due.workspace_id AND ev.stamp = due.stamp AND ev.seq = due.seq
-        WHERE t.endpoint_id = due.endpoint_id AND t.stamp = due.stamp AND t.seq = due.seq
-       RETURNING t.endpoint_id, due.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
-                 t.lease_token, e.url, e.secret,
-                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-                 ev.feed_json`,
-      [take, leaseMs],
-      'webhook_claim',
-    );
-    return rows;
+  async claim(
+    db: Database,
+    take: number,
+    leaseMs: number,
+    limits: { endpoint: number; workspace: number },
+  ): Promise<ClaimedDelivery[]> {
+    return db.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook_claim', 0))", [], 'webhook_claim_turn');
+      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(take, leaseMs, limits), 'webhook_claim');
+      return rows;
+    });
   },
 
   /** A 2xx: acknowledged for good (only `replay` sends it again). False when the lease was lost. */
