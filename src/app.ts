@@ -132,6 +132,8 @@ export async function buildApp(
     shedder: services.shedder,
   });
 
+  app.addHook('onListen', async () => services.shedder.watchEventLoop());
+
   // A client that leaves before its answer still gets its one line.
   app.addHook('onRequestAbort', (request, done) => {
     request.log.info({ req: request }, 'request aborted');

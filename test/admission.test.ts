@@ -271,8 +271,31 @@ describe(`the cost of a request against the rate limit (${STORE})`, () => {
 describe('what saturates a process, and who is shed then', () => {
   const settings = { maxInFlight: 100, maxEventLoopDelayMs: 50, maxPoolWaiting: 8 };
 
+  test('the event loop is watched from the moment the server listens: the work of starting is not overload', async () => {
+    const busy = (ms: number) => {
+      for (const end = Date.now() + ms; Date.now() < end;) {
+        // The event loop is busy: nothing else runs.
+      }
+    };
+    const stalledAtStart = new LoadShedder(settings, null);
+    busy(300);
+    await sleep(100);
+    assert.equal(stalledAtStart.saturation(), null, 'not watched before the server listens');
+    stalledAtStart.close();
+
+    const server = await startTestServer({ config: { loadShedding: settings } });
+    try {
+      busy(300);
+      await sleep(100);
+      assert.equal(server.built.services.shedder.saturation(), 'event_loop_delay', 'watched once it listens');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('an event loop running late: the subject holding the most is shed, then no one once it is on time', async () => {
     const shedder = new LoadShedder(settings, null);
+    shedder.watchEventLoop();
     try {
       const leave = [shedder.enter('heavy'), shedder.enter('heavy'), shedder.enter('light')];
       for (const end = Date.now() + 300; Date.now() < end;) {

@@ -18,7 +18,7 @@ export class LoadShedder {
   readonly #poolWaiting: (() => number) | null;
   readonly #inFlight = new Map<string, number>();
   #total = 0;
-  readonly #ticker: NodeJS.Timeout;
+  #ticker: NodeJS.Timeout | null = null;
   /** until when (performance.now()) the event loop counts as late */
   #lateUntil = 0;
 
@@ -26,6 +26,14 @@ export class LoadShedder {
   constructor(config: LoadSheddingConfig, poolWaiting: (() => number) | null) {
     this.#config = config;
     this.#poolWaiting = poolWaiting;
+  }
+
+  /**
+   * Starts watching how late the event loop runs: once the server listens, so the synchronous work
+   * of starting (loading code, compiling schemas) is not taken for overload of the first requests.
+   */
+  watchEventLoop(): void {
+    if (this.#ticker) return;
     // A timer that fires late by more than the threshold marks the loop late for a while. Timers
     // run before the requests that waited meanwhile are read, so those already see it.
     let expected = performance.now() + TICK_MS;
@@ -79,6 +87,6 @@ export class LoadShedder {
   }
 
   close(): void {
-    clearInterval(this.#ticker);
+    if (this.#ticker) clearInterval(this.#ticker);
   }
 }
