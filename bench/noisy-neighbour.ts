@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import * as prettier from 'prettier';
 import { SCOPES } from '../src/shared/scopes.js';
+import { CONFIG_VARIABLES } from '../src/config.js';
 import { median } from './load.js';
 import {
   A_BATCH_ITEMS,
@@ -69,32 +70,6 @@ const SEED = [
 const B_RATE_LIMIT = '1000000/min';
 /** Pause after each measurement, for the server to finish what is still in flight. */
 const SETTLE_MS = 500;
-/** The service's configuration variables: removed from what the servers inherit, then set as each deployment says. */
-const SERVICE_VARIABLES = [
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'DATA_DIR',
-  'DB_POOL_SIZE',
-  'REDIS_URL',
-  'LOG_LEVEL',
-  'DEFAULT_RATE_LIMIT_PER_MINUTE',
-  'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE',
-  'BODY_LIMIT_BYTES',
-  'IDEMPOTENCY_TTL_HOURS',
-  'AUTH_CACHE_TTL_MS',
-  'CURSOR_SECRET',
-  'EVENTS_RETENTION_DAYS',
-  'TRUST_PROXY',
-  'DEMO_ON_FIRST_START',
-  'SHUTDOWN_GRACE_MS',
-  'WEBHOOK_DELIVERY',
-  'WEBHOOK_RETRY_SCHEDULE',
-  'WEBHOOK_TIMEOUT_MS',
-  'WEBHOOK_TARGETS',
-  'WEBHOOK_POLL_INTERVAL_MS',
-  'WEBHOOK_CONCURRENCY',
-];
 
 export interface NoisyOptions {
   /** seconds of each measurement of B */
@@ -243,7 +218,7 @@ interface Deployment {
 
 async function measureDeployment(d: Deployment, o: NoisyOptions, log: (line: string) => void) {
   const env: Record<string, string | undefined> = {
-    ...Object.fromEntries(SERVICE_VARIABLES.map((name) => [name, undefined])),
+    ...Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, undefined])),
     ...d.env,
   };
   const runId = randomBytes(4).toString('hex');

@@ -60,7 +60,9 @@ async function main(): Promise<void> {
       opened.dataset,
       scratch,
     );
-    log('webhooks: a receiver here, an endpoint of the write workspace, the service with its defaults');
+    log(
+      'webhooks: a receiver here, an endpoint of the write workspace, the service with its defaults (loopback allowed)',
+    );
     const webhookService = await startService(
       {
         databaseUrl: options.databaseUrl,

@@ -35,6 +35,8 @@ export async function startService(o: ServiceOptions, fixtures: Fixtures): Promi
       // The dataset may be older than the default 30 days, and the service's housekeeping would
       // then delete its events.
       EVENTS_RETENTION_DAYS: '3650',
+      // The webhook benchmark's receiver is on this machine.
+      WEBHOOK_TARGETS: 'public+loopback',
     },
     port,
     '/readyz',

@@ -44,13 +44,16 @@ const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
   WEBHOOK_TARGETS: Type.Union(
     WEBHOOK_TARGET_POLICIES.map((p) => Type.Literal(p)),
-    { default: 'public+loopback' },
+    { default: 'public' },
   ),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
   WEBHOOK_WORKSPACE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 4 }),
 });
+
+/** The names of the service's configuration variables. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.properties);
 
 export type Env = Static<typeof EnvSchema>;
 

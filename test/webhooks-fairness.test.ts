@@ -18,7 +18,12 @@ let receiver: Receiver;
 
 before(async () => {
   if (STORE === 'postgres') own = await ownPostgresDatabase('wsapi_webhooks_fair');
-  env = storeEnv(tempDir(), { ...(own ? { DATABASE_URL: own.url } : {}), REDIS_URL: undefined });
+  env = storeEnv(tempDir(), {
+    ...(own ? { DATABASE_URL: own.url } : {}),
+    REDIS_URL: undefined,
+    // the receiver is on this machine
+    WEBHOOK_TARGETS: 'public+loopback',
+  });
   receiver = await new Receiver().start();
   receiver.answer = (d) => (d.path.startsWith('/hang/') ? 'hold' : { status: 204 });
   server = await startServer(env, STORE === 'postgres' ? ['--workers', '2'] : []);

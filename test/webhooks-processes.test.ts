@@ -37,6 +37,8 @@ before(async () => {
     ...(own ? { DATABASE_URL: own.url } : {}),
     LOG_LEVEL: 'info',
     REDIS_URL: undefined,
+    // the receiver is on this machine
+    WEBHOOK_TARGETS: 'public+loopback',
   });
   receiver = await new Receiver().start();
   server = await startServer(env, STORE === 'postgres' ? ['--workers', '2'] : []);

@@ -128,6 +128,16 @@ test('the default retry schedule: ten attempts over about three days; WEBHOOK_RE
   assert.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
 });
 
+test('WEBHOOK_TARGETS: the default reaches public addresses only; loopback is an opt-in for development', () => {
+  const policy = loadConfig({}).webhooks.targets;
+  assert.equal(policy, 'public');
+  assert.equal(refusalOf('93.184.216.34', policy), null);
+  for (const loopback of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) {
+    assert.match(refusalOf(loopback, policy) ?? '', /is a loopback address \(WEBHOOK_TARGETS=public\)/, loopback);
+    assert.equal(refusalOf(loopback, loadConfig({ WEBHOOK_TARGETS: 'public+loopback' }).webhooks.targets), null);
+  }
+});
+
 test('WEBHOOK_TARGETS: only unicast IPv4 and global unicast IPv6 are public; IPv6 forms that carry an IPv4 address are refused', () => {
   const refused = [
     // IPv4 special ranges, cloud metadata among them
