@@ -95,7 +95,12 @@ export async function startTestServer(
   const config = testConfig(options.config);
   const built = await buildApp(config, db, options.logger ?? { logger: false });
   const address = await built.app.listen({ port: 0, host: '127.0.0.1' });
-  const owner: OwnerContext = { db, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute };
+  // The owner's commands act with the server's configuration, as through its owner channel.
+  const owner: OwnerContext = {
+    db,
+    defaultRateLimitPerMinute: config.defaultRateLimitPerMinute,
+    webhooks: { timeoutMs: config.webhooks.timeoutMs, targets: config.webhooks.targets },
+  };
 
   const request = async (method: string, path: string, o: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...o.headers };

@@ -6,17 +6,16 @@
 // drain claim after claim. Runs on the store of this run (PostgreSQL: a database of its own).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createPostgresDatabase, type Database } from '../src/infra/database.js';
-import { migrate } from '../src/infra/migrate.js';
+import type { Database } from '../src/infra/database.js';
 import { CLAIM_SQL, claimParams, webhooksRepository } from '../src/modules/webhooks/webhooks.repository.js';
-import { openTestDatabase, STORE } from './harness.js';
-import { ownPostgresDatabase } from './webhooks-support.js';
+import { STORE } from './harness.js';
+import { ownTestStore, type OwnTestStore } from './webhooks-support.js';
 
 const BACKLOG = 100_000;
-const LIMITS = { endpoint: 4, workspace: 4 };
+const LIMITS = { endpoint: 4, workspace: 4, probeAfterFailures: 5 };
 const LEASE_MS = 15_000;
 
-let own: { url: string; drop(): Promise<void> } | null = null;
+let store: OwnTestStore | undefined;
 let db: Database;
 let backlogged: string;
 let other: string;
@@ -82,13 +81,8 @@ async function explainClaim(take: number): Promise<{ rowsRead: number; ms: numbe
 }
 
 before(async () => {
-  if (STORE === 'postgres') {
-    own = await ownPostgresDatabase('wsapi_webhook_claim');
-    db = createPostgresDatabase(own.url, 4);
-    await migrate(db);
-  } else {
-    db = await openTestDatabase();
-  }
+  store = await ownTestStore('wsapi_webhook_claim');
+  db = store.db;
   backlogged = await newEndpoint('disabled');
   other = await newEndpoint('active');
   // Statistics of an empty queue, kept: autovacuum would take them again after the inserts.
@@ -100,8 +94,7 @@ before(async () => {
 });
 
 after(async () => {
-  await db?.close();
-  await own?.drop();
+  await store?.close();
 });
 
 describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and statistics of an empty queue (${STORE})`, () => {
@@ -131,7 +124,7 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
       ms.push(performance.now() - started);
       assert.ok(claimed.length > 0, `round ${round}: nothing claimed`);
       for (const d of claimed) {
-        assert.ok(await webhooksRepository.acknowledge(db, d, 200, 1));
+        assert.ok((await webhooksRepository.acknowledge(db, d, 200, 1, 5)).acked);
         if (d.endpoint_id === backlogged) drained++;
       }
     }

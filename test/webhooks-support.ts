@@ -7,6 +7,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { migrate } from '../src/infra/migrate.js';
+import { openTestDatabase, STORE } from './harness.js';
 
 export interface Delivery {
   id: string;
@@ -157,4 +160,34 @@ export async function ownPostgresDatabase(prefix: string): Promise<{ url: string
   const url = new URL(base.href);
   url.pathname = `/${name}`;
   return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+export interface OwnTestStore {
+  db: Database;
+  /** the PostgreSQL database's URL; null for the embedded store */
+  url: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * The store of a test file alone, migrated: on PostgreSQL a database of its own
+ * (`ownPostgresDatabase`), on the embedded store a new one. `close` closes it, and drops the
+ * PostgreSQL database.
+ */
+export async function ownTestStore(prefix: string): Promise<OwnTestStore> {
+  if (STORE !== 'postgres') {
+    const db = await openTestDatabase();
+    return { db, url: null, close: () => db.close() };
+  }
+  const own = await ownPostgresDatabase(prefix);
+  const db = createPostgresDatabase(own.url, 10);
+  await migrate(db);
+  return {
+    db,
+    url: own.url,
+    close: async () => {
+      await db.close();
+      await own.drop();
+    },
+  };
 }

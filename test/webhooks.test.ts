@@ -7,34 +7,19 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
-import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, OwnerError } from '../src/modules/owner/owner.service.js';
-import {
-  contactBody,
-  deadlocksSoFar,
-  idem,
-  openTestDatabase,
-  sleep,
-  startTestServer,
-  STORE,
-  type TestServer,
-} from './harness.js';
-import { ownPostgresDatabase, Receiver, waitFor } from './webhooks-support.js';
+import { contactBody, deadlocksSoFar, idem, sleep, startTestServer, STORE, type TestServer } from './harness.js';
+import { ownTestStore, Receiver, waitFor, type OwnTestStore } from './webhooks-support.js';
 
 const SCHEDULE_MS = [150, 300, 300, 300];
-let own: { url: string; drop(): Promise<void> } | null = null;
+let store: OwnTestStore | undefined;
 let db: Database;
 let server: TestServer;
 const receivers: Receiver[] = [];
 
 before(async () => {
-  if (STORE === 'postgres') {
-    own = await ownPostgresDatabase('wsapi_webhooks');
-    db = createPostgresDatabase(own.url, 10);
-    await migrate(db);
-  } else {
-    db = await openTestDatabase();
-  }
+  store = await ownTestStore('wsapi_webhooks');
+  db = store.db;
   server = await startTestServer({
     db,
     config: {
@@ -55,8 +40,7 @@ before(async () => {
 after(async () => {
   for (const r of receivers) await r.close();
   await server?.close();
-  await db?.close();
-  await own?.drop();
+  await store?.close();
 });
 
 async function receiver(): Promise<Receiver> {
@@ -448,7 +432,7 @@ describe('webhooks in one server', () => {
       const { rows: role } = await db.query<{ rolsuper: boolean }>(
         'SELECT rolsuper FROM pg_roles WHERE rolname = current_user',
       );
-      const settling = createPostgresDatabase(own!.url, 1);
+      const settling = createPostgresDatabase(store!.url!, 1);
       try {
         for (let round = 1; ; round++) {
           const created = await endpoint(ws.id, 'http://127.0.0.1:9/never');

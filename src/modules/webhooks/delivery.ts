@@ -25,6 +25,18 @@ import { webhooksRepository, type ClaimedDelivery } from './webhooks.repository.
 const ENQUEUE_BATCH = 500;
 /** A lease outlives the request's time limit by this much, so it never expires under a live attempt. */
 const LEASE_MARGIN_MS = 5_000;
+/**
+ * Failed attempts in a row after which an endpoint counts as down and backs off as a whole: it is
+ * paused for a second (or the first retry's wait, when shorter), then tried with one attempt at a
+ * time, each failed probe doubling the pause up to a minute, until it answers 2xx; then every
+ * pending delivery is due at once.
+ */
+const PAUSE_AFTER_FAILURES = 5;
+/** Waits between tries to record an attempt's result while the store cannot be reached. */
+const RECORD_RETRY_FIRST_MS = 100;
+const RECORD_RETRY_MAX_MS = 1_000;
+const FIRST_PAUSE_MS = 1_000;
+const MAX_PAUSE_MS = 60_000;
 const LAST_SEQ = MAX_SEQ.toString();
 
 export interface DeliveryLog {
@@ -129,16 +141,20 @@ export class WebhookDelivery {
     }
     const free = config.concurrency - this.#inFlight.size;
     if (free <= 0 || this.#stopped) return;
-    const claimed = await webhooksRepository.claim(db, free, config.timeoutMs + LEASE_MARGIN_MS, {
+    const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+    // Taken before the claim: the lease ends no earlier than this.
+    const leaseEndsAt = Date.now() + leaseMs;
+    const claimed = await webhooksRepository.claim(db, free, leaseMs, {
       endpoint: config.endpointConcurrency,
       workspace: config.workspaceConcurrency,
+      probeAfterFailures: PAUSE_AFTER_FAILURES,
     });
     for (const delivery of claimed) {
-      const attempt = this.#attempt(delivery)
+      const attempt = this.#attempt(delivery, leaseEndsAt)
         .catch((err: unknown) => {
           this.#deps.log.warn(
             { endpoint_id: delivery.endpoint_id, err: (err as Error).message },
-            'webhook attempt could not be recorded; its lease will expire and it is sent again',
+            'webhook attempt could not be recorded before its lease ended; it will be sent again',
           );
         })
         .finally(() => {
@@ -188,7 +204,7 @@ export class WebhookDelivery {
     });
   }
 
-  async #attempt(d: ClaimedDelivery): Promise<void> {
+  async #attempt(d: ClaimedDelivery, leaseEndsAt: number): Promise<void> {
     const { db, config, metrics, log } = this.#deps;
     const eventId = (await this.#deps.eventIds()).encode(d.workspace_id, [d.stamp, d.seq]);
     if (d.feed_json === null) {
@@ -235,40 +251,78 @@ export class WebhookDelivery {
       },
       'webhook attempt',
     );
-    await db.transaction(async (tx) => {
-      await this.#settle(tx, d, result, attempt);
-      await webhooksRepository.recordAttempt(tx, {
-        endpointId: d.endpoint_id,
-        messageId: eventId,
-        eventType: eventTypeOf(d.feed_json!),
-        outcome: result.outcome,
-        status: result.status,
-        durationMs: result.durationMs,
-        error: result.error,
-      });
-    });
+    // The result is recorded while the lease is held, however many tries that takes (the store
+    // may be unreachable for a moment): a 2xx recorded is a delivery never sent again. Only a
+    // store unreachable until the lease ends leaves it to be sent again.
+    for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
+      try {
+        await db.transaction(async (tx) => {
+          await this.#settle(tx, d, result, attempt);
+          await webhooksRepository.recordAttempt(tx, {
+            endpointId: d.endpoint_id,
+            messageId: eventId,
+            eventType: eventTypeOf(d.feed_json!),
+            outcome: result.outcome,
+            status: result.status,
+            durationMs: result.durationMs,
+            error: result.error,
+          });
+        });
+        return;
+      } catch (err) {
+        if (this.#stopped || Date.now() + wait >= leaseEndsAt - RECORD_RETRY_MAX_MS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   async #settle(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {
     if (r.outcome === 'acked') {
-      await webhooksRepository.acknowledge(tx, d, r.status!, r.durationMs);
+      const { recovered } = await webhooksRepository.acknowledge(tx, d, r.status!, r.durationMs, PAUSE_AFTER_FAILURES);
+      if (recovered > 0) {
+        this.#deps.log.info(
+          { endpoint_id: d.endpoint_id, recovered },
+          'webhook receiver answers again: its pending deliveries are due now',
+        );
+      }
       return;
     }
     const schedule = this.#deps.config.retryScheduleMs;
     const gone = r.status === 410;
-    const spent = attempt > schedule.length;
-    const retryInMs = gone || spent ? null : withJitter(schedule[attempt - 1]!);
-    const held = await webhooksRepository.reschedule(tx, d, { ...r, retryInMs });
+    // A probe leaves the delivery's own schedule as it was: the endpoint's pause governs.
+    const spent = !d.probe && attempt > schedule.length;
+    const held = d.probe
+      ? await webhooksRepository.releaseAfterProbe(tx, d, r)
+      : await webhooksRepository.reschedule(tx, d, {
+          ...r,
+          retryInMs: gone || spent ? null : withJitter(schedule[attempt - 1]!),
+        });
     if (!held) return;
+    const health = await webhooksRepository.recordFailure(tx, d.endpoint_id, d.probe, {
+      after: PAUSE_AFTER_FAILURES,
+      firstMs: Math.min(schedule[0] ?? FIRST_PAUSE_MS, FIRST_PAUSE_MS),
+      maxMs: MAX_PAUSE_MS,
+    });
+    const last = r.status !== null ? `HTTP ${r.status}` : (r.error ?? r.outcome);
+    // Failing as long as the whole schedule lasts, whether by one event's retries or by probes.
+    const failingMs = Date.now() - Date.parse(health.since);
+    const scheduleMs = schedule.reduce((a, b) => a + b, 0);
     if (gone) {
       await webhooksRepository.setStatus(tx, d.endpoint_id, 'disabled', 'the receiver answered 410 Gone', true);
     } else if (spent) {
-      const last = r.status !== null ? `HTTP ${r.status}` : (r.error ?? r.outcome);
       await webhooksRepository.setStatus(
         tx,
         d.endpoint_id,
         'failing',
         `last attempt: ${last} after ${attempt} attempts`,
+        true,
+      );
+    } else if (d.probe && failingMs > scheduleMs) {
+      await webhooksRepository.setStatus(
+        tx,
+        d.endpoint_id,
+        'failing',
+        `last attempt: ${last}; no 2xx since ${health.since} (${health.failures} attempts in a row)`,
         true,
       );
     }

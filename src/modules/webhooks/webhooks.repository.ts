@@ -53,6 +53,8 @@ export interface ClaimedDelivery {
   previous_secret: string | null;
   /** the event as the feed writes it, less its id; null when retention deleted it meanwhile */
   feed_json: string | null;
+  /** an attempt to learn whether a receiver that kept failing answers again (docs/webhooks.md) */
+  probe: boolean;
 }
 
 const ENDPOINT_COLUMNS = `e.id, e.workspace_id, e.url, e.event_types AS events, e.scopes, e.status, e.status_reason,
@@ -70,7 +72,8 @@ const SCAN_PER_ENDPOINT = 64;
 
 /**
  * The statement of `webhooksRepository.claim` ($1 take, $2 lease ms, $3 per endpoint, $4 per
- * workspace, $5 the salt of this claim's order of turns); exported for the test that checks its plan.
+ * workspace, $5 the salt of this claim's order of turns, $6 failures before probing); exported
+ * for the test that checks its plan.
  */
 export const CLAIM_SQL = `WITH in_flight AS (
          SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
@@ -78,22 +81,24 @@ export const CLAIM_SQL = `WITH in_flight AS (
           GROUP BY endpoint_id
        ),
        endpoints AS (
-         SELECT e.id, e.workspace_id, $3::int - coalesce(f.n, 0) AS room,
+         SELECT e.id, e.workspace_id, coalesce(h.failures_in_a_row >= $6::int, false) AS probing,
+                CASE WHEN h.failures_in_a_row >= $6::int THEN 1 ELSE $3::int END - coalesce(f.n, 0) AS room,
                 $4::int - coalesce(sum(f.n) OVER (PARTITION BY e.workspace_id), 0) AS workspace_room
            FROM webhook_endpoints e
            JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
            LEFT JOIN in_flight f ON f.endpoint_id = e.id
-          WHERE e.status = 'active'
+           LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id
+          WHERE e.status = 'active' AND (h.paused_until IS NULL OR h.paused_until <= now())
        ),
        due AS (
-         SELECT ep.id AS endpoint_id, ep.workspace_id, ep.workspace_room, c.stamp, c.seq,
+         SELECT ep.id AS endpoint_id, ep.workspace_id, ep.workspace_room, ep.probing, c.stamp, c.seq,
                 row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.stamp, c.seq) AS nth_of_endpoint
            FROM endpoints ep
            CROSS JOIN LATERAL (
              SELECT d.stamp, d.seq, d.next_attempt_at
                FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
                        FROM webhook_deliveries d
-                      WHERE d.endpoint_id = ep.id AND d.acked_at IS NULL AND d.next_attempt_at <= now()
+                      WHERE d.endpoint_id = ep.id AND d.acked_at IS NULL AND (ep.probing OR d.next_attempt_at <= now())
                       ORDER BY d.next_attempt_at, d.stamp, d.seq
                       LIMIT ${SCAN_PER_ENDPOINT}) d
               WHERE (d.leased_until IS NULL OR d.leased_until <= now())
@@ -108,13 +113,13 @@ export const CLAIM_SQL = `WITH in_flight AS (
           WHERE ep.room > 0 AND ep.workspace_room > 0
        ),
        in_turn AS (
-         SELECT endpoint_id, workspace_id, workspace_room, stamp, seq,
+         SELECT endpoint_id, workspace_id, workspace_room, probing, stamp, seq,
                 row_number() OVER (PARTITION BY workspace_id
                                    ORDER BY nth_of_endpoint, hashtext(endpoint_id::text || $5)) AS nth_of_workspace
            FROM due
        ),
        picked AS (
-         SELECT endpoint_id, workspace_id, stamp, seq FROM in_turn
+         SELECT endpoint_id, workspace_id, probing, stamp, seq FROM in_turn
           WHERE nth_of_workspace <= workspace_room
           ORDER BY nth_of_workspace, hashtext(workspace_id::text || $5)
           LIMIT $1
@@ -129,14 +134,24 @@ export const CLAIM_SQL = `WITH in_flight AS (
        RETURNING t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
                  t.lease_token, e.url, e.secret,
                  CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-                 ev.feed_json`;
+                 ev.feed_json, picked.probing AS probe`;
 
-export const claimParams = (take: number, leaseMs: number, limits: { endpoint: number; workspace: number }) => [
+export interface ClaimPolicy {
+  /** attempts in flight per endpoint, across every process */
+  endpoint: number;
+  /** attempts in flight per workspace, across every process */
+  workspace: number;
+  /** failed attempts in a row after which an endpoint is tried with one attempt at a time */
+  probeAfterFailures: number;
+}
+
+export const claimParams = (take: number, leaseMs: number, policy: ClaimPolicy) => [
   take,
   leaseMs,
-  limits.endpoint,
-  limits.workspace,
+  policy.endpoint,
+  policy.workspace,
   String(Math.random()),
+  policy.probeAfterFailures,
 ];
 
 export const webhooksRepository = {
@@ -359,39 +374,117 @@ export const webhooksRepository = {
    * event of the same resource is still pending for the endpoint: so one resource's events are
    * delivered in feed order whichever process holds them, while other resources go on.
    *
-   * Each endpoint has at most `limits.endpoint` attempts in flight and each workspace at most
-   * `limits.workspace`, counted across every process: the claims of all processes take turns (a
+   * Each endpoint has at most `policy.endpoint` attempts in flight and each workspace at most
+   * `policy.workspace`, counted across every process: the claims of all processes take turns (a
    * transaction-scoped advisory lock), so each one counts the leases of the others. Among the
    * due deliveries, every workspace gets its first before any gets its second, and so on; ties go
    * in an order drawn anew at each claim.
+   *
+   * An endpoint whose last `policy.probeAfterFailures` attempts or more failed is not tried while
+   * it is paused, then with one attempt at a time, a probe: its earliest pending delivery, due or
+   * not (the endpoint backs off as a whole, not event by event).
    *
    * The shape fixes the plan whatever the statistics say: per active endpoint, a scan of its
    * index of pending deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones
    * held back by an earlier event of their resource included), and the ordering check as a
    * subquery run per candidate (OFFSET 0 keeps it from becoming a join over the whole backlog).
    */
-  async claim(
-    db: Database,
-    take: number,
-    leaseMs: number,
-    limits: { endpoint: number; workspace: number },
-  ): Promise<ClaimedDelivery[]> {
+  async claim(db: Database, take: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[]> {
     return db.transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook_claim', 0))", [], 'webhook_claim_turn');
-      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(take, leaseMs, limits), 'webhook_claim');
+      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(take, leaseMs, policy), 'webhook_claim');
       return rows;
     });
   },
 
-  /** A 2xx: acknowledged for good (only `replay` sends it again). False when the lease was lost. */
-  async acknowledge(db: Queryable, d: ClaimedDelivery, status: number, durationMs: number): Promise<boolean> {
+  /**
+   * A 2xx: acknowledged for good (only `replay` sends it again); `acked` is false when the lease
+   * was lost. The endpoint's record of failures is dropped; if it had failed `recoverAfter` times
+   * in a row or more (it was down), every pending delivery waiting for a retry is due now
+   * (`recovered`), so a receiver back from downtime gets its backlog at once rather than at each
+   * event's next retry. Fewer failures between 2xx answers are events the receiver refuses, which
+   * keep their schedules.
+   */
+  async acknowledge(
+    db: Queryable,
+    d: ClaimedDelivery,
+    status: number,
+    durationMs: number,
+    recoverAfter: number,
+  ): Promise<{ acked: boolean; recovered: number }> {
+    const { rows } = await db.query<{ acked: number; recovered: number }>(
+      `WITH acked AS (
+         UPDATE webhook_deliveries
+            SET acked_at = now(), leased_until = NULL, lease_token = NULL, attempts = attempts + 1,
+                last_status = $5, last_error = NULL, last_duration_ms = $6
+          WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4
+         RETURNING endpoint_id
+       ),
+       healed AS (
+         DELETE FROM webhook_endpoint_health h USING acked WHERE h.endpoint_id = acked.endpoint_id
+         RETURNING h.endpoint_id, h.failures_in_a_row
+       ),
+       recovered AS (
+         UPDATE webhook_deliveries r SET next_attempt_at = now()
+           FROM healed
+          WHERE healed.failures_in_a_row >= $7::int
+            AND r.endpoint_id = healed.endpoint_id AND r.acked_at IS NULL AND r.next_attempt_at > now()
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM acked)::int AS acked, (SELECT count(*) FROM recovered)::int AS recovered`,
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token, status, durationMs, recoverAfter],
+      'webhook_acknowledge',
+    );
+    return { acked: rows[0]!.acked > 0, recovered: rows[0]!.recovered };
+  },
+
+  /**
+   * A failed attempt counted against its endpoint. At the `pause.after`-th failure in a row the
+   * endpoint is paused for `pause.firstMs`; each failed probe after that doubles the pause, up to
+   * `pause.maxMs` (failures of attempts that were in flight together count once for the pause).
+   * Answers the failures in a row and since when.
+   */
+  async recordFailure(
+    db: Queryable,
+    endpointId: string,
+    probe: boolean,
+    pause: { after: number; firstMs: number; maxMs: number },
+  ): Promise<{ failures: number; since: string }> {
+    // The endpoint's pause after this failure (null: not paused), for both columns of one SET.
+    const pauseMs = `CASE WHEN $2::boolean THEN least(coalesce(h.pause_ms, $4::int) * 2, $5::int)
+                          WHEN h.failures_in_a_row + 1 >= $3::int THEN coalesce(h.pause_ms, $4::int) END`;
+    const { rows } = await db.query<{ failures: number; since: string }>(
+      `INSERT INTO webhook_endpoint_health AS h (endpoint_id, failures_in_a_row, failing_since, pause_ms, paused_until)
+       SELECT $1, 1, now(), p.ms, now() + p.ms * interval '1 millisecond'
+         FROM (SELECT CASE WHEN $3::int <= 1 THEN $4::int END AS ms) p
+       ON CONFLICT (endpoint_id) DO UPDATE
+          SET failures_in_a_row = h.failures_in_a_row + 1,
+              pause_ms = ${pauseMs},
+              paused_until = now() + (${pauseMs}) * interval '1 millisecond'
+       RETURNING failures_in_a_row AS failures, api_time(failing_since) AS since`,
+      [endpointId, probe, pause.after, pause.firstMs, pause.maxMs],
+      'webhook_record_failure',
+    );
+    return rows[0]!;
+  },
+
+  /**
+   * A failed probe: the delivery keeps its attempts (the endpoint's pause governs meanwhile) and
+   * goes behind the endpoint's other pending deliveries, so the next probe tries another one: an
+   * event the receiver refuses for its content does not stand for the whole endpoint.
+   */
+  async releaseAfterProbe(
+    db: Queryable,
+    d: ClaimedDelivery,
+    r: { status: number | null; error: string | null; durationMs: number },
+  ): Promise<boolean> {
     const { rowCount } = await db.query(
       `UPDATE webhook_deliveries
-          SET acked_at = now(), leased_until = NULL, lease_token = NULL, attempts = attempts + 1,
-              last_status = $5, last_error = NULL, last_duration_ms = $6
+          SET leased_until = NULL, lease_token = NULL, next_attempt_at = now(),
+              last_status = $5, last_error = $6, last_duration_ms = $7
         WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
-      [d.endpoint_id, d.stamp, d.seq, d.lease_token, status, durationMs],
-      'webhook_acknowledge',
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.status, r.error, r.durationMs],
+      'webhook_release_after_probe',
     );
     return rowCount > 0;
   },
