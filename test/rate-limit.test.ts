@@ -4,12 +4,14 @@
 // per-address limits for requests without a valid key, and counts shared through Redis by several
 // server processes (with a per-process fallback when Redis is unreachable).
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { RedisRateLimitStore, type BucketState } from '../src/infra/rate-limit-store.js';
 import { RedisConnection } from '../src/infra/redis.js';
+import { RedisConcurrencyStore } from '../src/infra/concurrency-store.js';
 import {
   contactBody,
   idem,
@@ -379,6 +381,35 @@ describe('RedisRateLimitStore', () => {
       }
     } finally {
       await store.close();
+      redis.close();
+    }
+  });
+
+  test('places given back while Redis could not be reached are given back there once it answers', async () => {
+    const redis = new RedisConnection(REDIS_URL);
+    const places = new RedisConcurrencyStore(redis);
+    try {
+      await redis.connected();
+      const bucket = `leftovers-${process.pid}-${Date.now()}`;
+      assert.equal(await places.acquire(bucket, 'first', 2, 45_000), true);
+      assert.equal(await places.acquire(bucket, 'second', 2, 45_000), true);
+      // Redis goes away while both requests end: their releases cannot reach it.
+      const ended = once(redis.client, 'end');
+      redis.client.disconnect();
+      await ended;
+      await places.release(bucket, 'first');
+      await places.release(bucket, 'second');
+      const ready = once(redis.client, 'ready');
+      redis.client.connect().catch(() => undefined);
+      await ready;
+      // Back: without the leftovers given back, both places would stay taken for 45 s.
+      assert.equal(await places.acquire(bucket, 'third', 2, 45_000), true);
+      assert.equal(await places.acquire(bucket, 'fourth', 2, 45_000), true);
+      assert.equal(await places.acquire(bucket, 'fifth', 2, 45_000), false, 'the limit holds');
+      // Counted in Redis, not in this process's memory.
+      assert.deepEqual((await redis.client.zrange(`wsapi:inflight:${bucket}`, 0, -1)).sort(), ['fourth', 'third']);
+    } finally {
+      await places.close();
       redis.close();
     }
   });

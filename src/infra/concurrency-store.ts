@@ -65,6 +65,8 @@ type RedisWithAcquire = Redis & {
 };
 
 const REDIS_KEY_PREFIX = 'wsapi:inflight:';
+/** Places given back during a Redis outage that are remembered, to give them back once it answers. */
+const MAX_UNRELEASED = 10_000;
 
 /**
  * Places in Redis. When Redis cannot answer, places are counted in this process's memory instead
@@ -74,6 +76,11 @@ const REDIS_KEY_PREFIX = 'wsapi:inflight:';
 export class RedisConcurrencyStore implements ConcurrencyStore {
   readonly #redis: RedisConnection;
   readonly #fallback = new MemoryConcurrencyStore();
+  /**
+   * Places given back while Redis could not be reached: given back again once it answers, so a
+   * key's places are not held there until their leases run out after an outage.
+   */
+  readonly #unreleased = new Map<string, string>();
 
   constructor(redis: RedisConnection) {
     redis.client.defineCommand('concurrencyAcquire', { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
@@ -82,17 +89,38 @@ export class RedisConcurrencyStore implements ConcurrencyStore {
 
   async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
     return this.#redis.run(
-      async (client) =>
-        (await (client as RedisWithAcquire).concurrencyAcquire(REDIS_KEY_PREFIX + bucket, holder, limit, leaseMs)) ===
-        1,
+      async (client) => {
+        if (this.#unreleased.size > 0) await this.#releaseLeftovers(client);
+        const key = REDIS_KEY_PREFIX + bucket;
+        return (await (client as RedisWithAcquire).concurrencyAcquire(key, holder, limit, leaseMs)) === 1;
+      },
       () => this.#fallback.acquireNow(bucket, holder, limit, leaseMs),
     );
+  }
+
+  async #releaseLeftovers(client: Redis): Promise<void> {
+    const leftovers = [...this.#unreleased];
+    this.#unreleased.clear();
+    const pipeline = client.pipeline();
+    for (const [holder, bucket] of leftovers) pipeline.zrem(REDIS_KEY_PREFIX + bucket, holder);
+    try {
+      await pipeline.exec();
+    } catch (err) {
+      for (const [holder, bucket] of leftovers) this.#unreleased.set(holder, bucket);
+      throw err;
+    }
   }
 
   /** Tried even while Redis fails: it is off the request's path, and a place left held would wait for its lease. */
   async release(bucket: string, holder: string): Promise<void> {
     this.#fallback.releaseNow(bucket, holder);
-    await this.#redis.client.zrem(REDIS_KEY_PREFIX + bucket, holder).catch(() => undefined);
+    try {
+      await this.#redis.client.zrem(REDIS_KEY_PREFIX + bucket, holder);
+    } catch {
+      // Bounded: past it, the oldest leftovers are left to their leases.
+      if (this.#unreleased.size >= MAX_UNRELEASED) this.#unreleased.delete(this.#unreleased.keys().next().value!);
+      this.#unreleased.set(holder, bucket);
+    }
   }
 
   /** The connection is the process's (src/infra/redis.ts), closed by its owner. */
