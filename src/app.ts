@@ -139,7 +139,21 @@ export async function buildApp(
     request.log.info({ req: request }, 'request aborted');
     done();
   });
-  // One hook at the end of every answer: metrics, the key's usage trail and the log line.
+  // Outbound webhooks: every process that delivers runs the loop; the store shares the work out
+  // (modules/webhooks/delivery.ts). Its series are on /metrics whether this process delivers or not.
+  const webhookMetrics = new WebhookMetrics(services.metrics.registry, db);
+  const delivery = config.webhooks.delivery
+    ? new WebhookDelivery({
+        db,
+        config: config.webhooks,
+        eventIds: services.eventIds,
+        metrics: webhookMetrics,
+        log: app.log.child({ component: 'webhooks' }),
+      })
+    : null;
+
+  // One hook at the end of every answer: metrics, the key's usage trail, the log line, and
+  // webhooks nudged by a committed change (they go out now, not at the next poll).
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
     // Read once: Fastify builds routeOptions anew on every read.
@@ -148,6 +162,9 @@ export async function buildApp(
     if (request.principal) {
       const schema: { operationId?: string } | undefined = route.schema;
       services.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
+      if (delivery && reply.statusCode < 300 && request.method !== 'GET' && request.method !== 'HEAD') {
+        delivery.nudge(request.principal.workspaceId);
+      }
     }
     request.log.info(
       { req: request, res: { statusCode: reply.statusCode }, responseTime: elapsedMs },
@@ -161,18 +178,6 @@ export async function buildApp(
   await app.register(v2, { prefix: '/v2', services });
   await app.register(docsRoutes);
 
-  // Outbound webhooks: every process that delivers runs the loop; the store shares the work out
-  // (modules/webhooks/delivery.ts). Its series are on /metrics whether this process delivers or not.
-  const webhookMetrics = new WebhookMetrics(services.metrics.registry, db);
-  const delivery = config.webhooks.delivery
-    ? new WebhookDelivery({
-        db,
-        config: config.webhooks,
-        eventIds: services.eventIds,
-        metrics: webhookMetrics,
-        log: app.log.child({ component: 'webhooks' }),
-      })
-    : null;
   delivery?.start();
 
   // Housekeeping: expired idempotency records, events past their retention, webhook history.

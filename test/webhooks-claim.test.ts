@@ -124,7 +124,8 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
       ms.push(performance.now() - started);
       assert.ok(claimed.length > 0, `round ${round}: nothing claimed`);
       for (const d of claimed) {
-        assert.ok((await webhooksRepository.acknowledge(db, d, 200, 1, 5)).acked);
+        const ack = { status: 200, durationMs: 1, messageId: `evt_${d.stamp}`, eventType: null };
+        assert.ok((await webhooksRepository.acknowledge(db, d, ack, 5)).acked);
         if (d.endpoint_id === backlogged) drained++;
       }
     }

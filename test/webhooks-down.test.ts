@@ -6,44 +6,26 @@
 // single one-minute wait, so nothing here is delivered by an event's own retry.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Database } from '../src/infra/database.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, startTestServer, STORE, type TestServer } from './harness.js';
-import { ownTestStore, Receiver, waitFor, type Delivery, type OwnTestStore } from './webhooks-support.js';
+import { contactBody, idem, sleep, STORE, type TestServer } from './harness.js';
+import { Receiver, waitFor, webhookTestServer, type Delivery } from './webhooks-support.js';
 
 const TIMEOUT_MS = 300;
 const EVENTS = 40;
 
-let store: OwnTestStore | undefined;
-let db: Database;
+let running: { server: TestServer; close(): Promise<void> } | undefined;
 let server: TestServer;
 let receiver: Receiver;
 
 before(async () => {
-  store = await ownTestStore('wsapi_webhooks_down');
-  db = store.db;
-  server = await startTestServer({
-    db,
-    config: {
-      webhooks: {
-        delivery: true,
-        retryScheduleMs: [60_000],
-        timeoutMs: TIMEOUT_MS,
-        targets: 'public+loopback',
-        pollIntervalMs: 50,
-        concurrency: 8,
-        endpointConcurrency: 4,
-        workspaceConcurrency: 4,
-      },
-    },
-  });
+  running = await webhookTestServer('wsapi_webhooks_down', { retryScheduleMs: [60_000], timeoutMs: TIMEOUT_MS });
+  server = running.server;
   receiver = await new Receiver().start();
 });
 
 after(async () => {
   await receiver?.close();
-  await server?.close();
-  await store?.close();
+  await running?.close();
 });
 
 /** The most attempts of `deliveries` in flight at one time. */
@@ -105,5 +87,47 @@ describe(`a receiver down, then back (${STORE})`, () => {
       );
       return row!.pending === 0 && row!.status === 'active';
     });
+  });
+
+  test('events of other resources are not held back by many later events of one whose earliest waits for a retry', async (t) => {
+    const ws = await server.workspace();
+    const created = await ownerCommands.createWebhook(server.owner, {
+      workspaceId: ws.id,
+      url: `${receiver.url}/order`,
+      scopes: ['contacts:read'],
+    });
+    receiver.secrets = [created.secret];
+    const create = async () => {
+      const r = await server.request('POST', '/v1/contacts', { key: ws.key, body: contactBody(), idem: idem() });
+      assert.equal(r.status, 201);
+      return r.json.data.id as string;
+    };
+    const stuck = await create();
+    // The receiver refuses the stuck contact's events: its first waits a minute for its retry.
+    receiver.answer = (d) => (JSON.parse(d.body).resource_id === stuck ? { status: 500 } : { status: 204 });
+    await waitFor('the stuck contact’s first event refused', () =>
+      receiver.deliveries.some((d) => d.path === '/order' && d.answered === 500),
+    );
+    // More later events of it than the claim looks at per endpoint, then another contact.
+    for (let i = 0; i < 70; i++) {
+      const r = await server.request('PATCH', `/v1/contacts/${stuck}`, {
+        key: ws.key,
+        body: { name: `Stuck ${i}` },
+        idem: idem(),
+      });
+      assert.equal(r.status, 200);
+    }
+    const other = await create();
+    const startedAt = Date.now();
+    await waitFor(
+      'the other contact’s event delivered',
+      () => receiver.acked().some((d) => d.path === '/order' && JSON.parse(d.body).resource_id === other),
+      10_000,
+    );
+    t.diagnostic(`figures ${JSON.stringify({ otherDeliveredAfterMs: Date.now() - startedAt })}`);
+    assert.ok(
+      !receiver.deliveries.some((d) => d.path === '/order' && JSON.parse(d.body).data?.name === 'Stuck 0'),
+      'the stuck contact’s later events wait for its first',
+    );
   });
 });

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
-import { openTestDatabase, STORE } from './harness.js';
+import type { WebhookConfig } from '../src/config.js';
+import { openTestDatabase, startTestServer, STORE, type TestServer } from './harness.js';
 
 export interface Delivery {
   id: string;
@@ -188,6 +189,40 @@ export async function ownTestStore(prefix: string): Promise<OwnTestStore> {
     close: async () => {
       await db.close();
       await own.drop();
+    },
+  };
+}
+
+/**
+ * A server delivering webhooks over a store of the test file's own (`ownTestStore`), to receivers
+ * on this machine: every process setting of the product's defaults but those the test gives.
+ */
+export async function webhookTestServer(
+  prefix: string,
+  webhooks: Partial<WebhookConfig>,
+): Promise<{ server: TestServer; close(): Promise<void> }> {
+  const store = await ownTestStore(prefix);
+  const server = await startTestServer({
+    db: store.db,
+    config: {
+      webhooks: {
+        delivery: true,
+        retryScheduleMs: [1_000],
+        timeoutMs: 1_000,
+        targets: 'public+loopback',
+        pollIntervalMs: 50,
+        concurrency: 8,
+        endpointConcurrency: 4,
+        workspaceConcurrency: 4,
+        ...webhooks,
+      },
+    },
+  });
+  return {
+    server,
+    close: async () => {
+      await server.close();
+      await store.close();
     },
   };
 }

@@ -35,6 +35,8 @@ const PAUSE_AFTER_FAILURES = 5;
 /** Waits between tries to record an attempt's result while the store cannot be reached. */
 const RECORD_RETRY_FIRST_MS = 100;
 const RECORD_RETRY_MAX_MS = 1_000;
+/** The least time between two turns started because this process wrote (`nudge`). */
+const NUDGE_INTERVAL_MS = 20;
 const FIRST_PAUSE_MS = 1_000;
 const MAX_PAUSE_MS = 60_000;
 const LAST_SEQ = MAX_SEQ.toString();
@@ -72,6 +74,11 @@ export class WebhookDelivery {
   #enqueuedAt = 0;
   /** when a failed turn was last logged: a store that is down would otherwise log four lines a second */
   #warnedAt = 0;
+  /** workspaces this process has written to since the last turn: their endpoints are enqueued next */
+  #written = new Set<string>();
+  #nudgedAt = 0;
+  /** whether the last look at every endpoint found one */
+  #anyEndpoint = false;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
@@ -104,6 +111,19 @@ export class WebhookDelivery {
     this.#timer = setTimeout(() => this.#runTurn(), delayMs);
   }
 
+  /**
+   * A change of `workspaceId` was committed by this process: its endpoints' events are enqueued
+   * and claimed now rather than at the next poll (at most one such turn every `NUDGE_INTERVAL_MS`).
+   * Other processes see it at their next poll.
+   */
+  nudge(workspaceId: string): void {
+    if (this.#stopped) return;
+    this.#written.add(workspaceId);
+    if (this.#written.size > 1) return; // a turn is already on its way
+    if (this.#turn) this.#again = true;
+    else this.#schedule(Math.max(0, this.#nudgedAt + NUDGE_INTERVAL_MS - Date.now()));
+  }
+
   /** Another turn as soon as the current one ends: an attempt finished, so a slot is free (and the
    * next event of its resource may have become due). */
   #wake(): void {
@@ -130,14 +150,26 @@ export class WebhookDelivery {
 
   async #oneTurn(): Promise<void> {
     const { db, config } = this.#deps;
-    const endpoints = await webhooksRepository.endpointIds(db);
-    if (endpoints.length === 0) return;
+    const written = [...this.#written];
+    this.#written.clear();
+    let endpoints: string[];
     if (Date.now() - this.#enqueuedAt >= config.pollIntervalMs) {
+      endpoints = await webhooksRepository.endpointIds(db);
       this.#enqueuedAt = Date.now();
-      for (const id of endpoints) {
-        if (this.#stopped) return;
-        await this.#enqueue(id);
-      }
+      this.#anyEndpoint = endpoints.length > 0;
+    } else if (written.length > 0) {
+      this.#nudgedAt = Date.now();
+      endpoints = await webhooksRepository.endpointIds(db, written);
+      // an endpoint created since the last look at every endpoint
+      if (endpoints.length > 0) this.#anyEndpoint = true;
+    } else {
+      endpoints = [];
+    }
+    // While there is no endpoint at all, a turn is that one small query.
+    if (!this.#anyEndpoint) return;
+    for (const id of endpoints) {
+      if (this.#stopped) return;
+      await this.#enqueue(id);
     }
     const free = config.concurrency - this.#inFlight.size;
     if (free <= 0 || this.#stopped) return;
@@ -256,18 +288,7 @@ export class WebhookDelivery {
     // store unreachable until the lease ends leaves it to be sent again.
     for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
       try {
-        await db.transaction(async (tx) => {
-          await this.#settle(tx, d, result, attempt);
-          await webhooksRepository.recordAttempt(tx, {
-            endpointId: d.endpoint_id,
-            messageId: eventId,
-            eventType: eventTypeOf(d.feed_json!),
-            outcome: result.outcome,
-            status: result.status,
-            durationMs: result.durationMs,
-            error: result.error,
-          });
-        });
+        await this.#record(d, result, attempt, eventId);
         return;
       } catch (err) {
         if (this.#stopped || Date.now() + wait >= leaseEndsAt - RECORD_RETRY_MAX_MS) throw err;
@@ -276,17 +297,40 @@ export class WebhookDelivery {
     }
   }
 
-  async #settle(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {
+  /** An attempt's result and its line in the history: a 2xx in one statement, a failure in one transaction. */
+  async #record(d: ClaimedDelivery, r: AttemptResult, attempt: number, eventId: string): Promise<void> {
+    const { db, log } = this.#deps;
+    const eventType = eventTypeOf(d.feed_json!);
     if (r.outcome === 'acked') {
-      const { recovered } = await webhooksRepository.acknowledge(tx, d, r.status!, r.durationMs, PAUSE_AFTER_FAILURES);
+      const { recovered } = await webhooksRepository.acknowledge(
+        db,
+        d,
+        { status: r.status!, durationMs: r.durationMs, messageId: eventId, eventType },
+        PAUSE_AFTER_FAILURES,
+      );
       if (recovered > 0) {
-        this.#deps.log.info(
+        log.info(
           { endpoint_id: d.endpoint_id, recovered },
           'webhook receiver answers again: its pending deliveries are due now',
         );
       }
       return;
     }
+    await db.transaction(async (tx) => {
+      await this.#settleFailure(tx, d, r, attempt);
+      await webhooksRepository.recordAttempt(tx, {
+        endpointId: d.endpoint_id,
+        messageId: eventId,
+        eventType,
+        outcome: r.outcome,
+        status: r.status,
+        durationMs: r.durationMs,
+        error: r.error,
+      });
+    });
+  }
+
+  async #settleFailure(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {
     const schedule = this.#deps.config.retryScheduleMs;
     const gone = r.status === 410;
     // A probe leaves the delivery's own schedule as it was: the endpoint's pause governs.

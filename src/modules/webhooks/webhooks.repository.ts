@@ -80,13 +80,19 @@ export const CLAIM_SQL = `WITH in_flight AS (
           WHERE acked_at IS NULL AND leased_until IS NOT NULL AND leased_until > now()
           GROUP BY endpoint_id
        ),
+       -- every endpoint of the workspace counts, whatever its status (a paused one's attempts still run)
+       workspace_in_flight AS (
+         SELECT e.workspace_id, sum(f.n)::int AS n FROM in_flight f JOIN webhook_endpoints e ON e.id = f.endpoint_id
+          GROUP BY e.workspace_id
+       ),
        endpoints AS (
          SELECT e.id, e.workspace_id, coalesce(h.failures_in_a_row >= $6::int, false) AS probing,
                 CASE WHEN h.failures_in_a_row >= $6::int THEN 1 ELSE $3::int END - coalesce(f.n, 0) AS room,
-                $4::int - coalesce(sum(f.n) OVER (PARTITION BY e.workspace_id), 0) AS workspace_room
+                $4::int - coalesce(wf.n, 0) AS workspace_room
            FROM webhook_endpoints e
            JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
            LEFT JOIN in_flight f ON f.endpoint_id = e.id
+           LEFT JOIN workspace_in_flight wf ON wf.workspace_id = e.workspace_id
            LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id
           WHERE e.status = 'active' AND (h.paused_until IS NULL OR h.paused_until <= now())
        ),
@@ -108,7 +114,7 @@ export const CLAIM_SQL = `WITH in_flight AS (
                                    AND (p.stamp, p.seq) < (d.stamp, d.seq)
                                 OFFSET 0)
               ORDER BY d.next_attempt_at, d.stamp, d.seq
-              LIMIT ep.room
+              LIMIT greatest(ep.room, 0)
            ) c
           WHERE ep.room > 0 AND ep.workspace_room > 0
        ),
@@ -118,11 +124,18 @@ export const CLAIM_SQL = `WITH in_flight AS (
                                    ORDER BY nth_of_endpoint, hashtext(endpoint_id::text || $5)) AS nth_of_workspace
            FROM due
        ),
-       picked AS (
+       chosen AS (
          SELECT endpoint_id, workspace_id, probing, stamp, seq FROM in_turn
           WHERE nth_of_workspace <= workspace_room
           ORDER BY nth_of_workspace, hashtext(workspace_id::text || $5)
           LIMIT $1
+       ),
+       -- a row another statement holds (a replay, an endpoint being deleted) is left for a later
+       -- claim rather than waited for while every process's claims wait behind this one
+       picked AS (
+         SELECT chosen.* FROM chosen
+           JOIN webhook_deliveries l ON l.endpoint_id = chosen.endpoint_id AND l.stamp = chosen.stamp AND l.seq = chosen.seq
+            FOR UPDATE OF l SKIP LOCKED
        )
        UPDATE webhook_deliveries t
           SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
@@ -289,13 +302,25 @@ export const webhooksRepository = {
    * Every endpoint, whatever its status: the feed is turned into deliveries for a disabled or
    * failing endpoint too (only the claim waits for it to be active), so its backlog shows in
    * `webhooks list` and in the oldest-pending metric. The loop does nothing else while there is none.
+   * With `workspaceIds`, only theirs.
    */
-  async endpointIds(db: Queryable): Promise<string[]> {
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM webhook_endpoints', [], 'webhook_endpoint_ids');
+  async endpointIds(db: Queryable, workspaceIds?: string[]): Promise<string[]> {
+    const { rows } = workspaceIds
+      ? await db.query<{ id: string }>(
+          'SELECT id FROM webhook_endpoints WHERE workspace_id = ANY($1::uuid[])',
+          [workspaceIds],
+          'webhook_endpoint_ids_of',
+        )
+      : await db.query<{ id: string }>('SELECT id FROM webhook_endpoints', [], 'webhook_endpoint_ids');
     return rows.map((r) => r.id);
   },
 
-  /** The endpoint to enqueue for, locked for this transaction; null when another process has it. */
+  /**
+   * The endpoint to enqueue for, locked for this transaction; null when another process is
+   * enqueuing for it. NO KEY UPDATE: the lock that rows referring to the endpoint take (a delivery
+   * or an attempt being recorded, KEY SHARE) does not conflict with it, so recording an attempt
+   * never makes a turn skip the endpoint.
+   */
   async lockForEnqueue(
     db: Queryable,
     id: string,
@@ -308,7 +333,7 @@ export const webhooksRepository = {
       seq: string;
     }>(
       `SELECT workspace_id, scopes, event_types, position_stamp::text AS stamp, position_seq::text AS seq
-         FROM webhook_endpoints WHERE id = $1 FOR UPDATE SKIP LOCKED`,
+         FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`,
       [id],
       'webhook_lock_for_enqueue',
     );
@@ -339,8 +364,13 @@ export const webhooksRepository = {
             AND resource_type = ANY($5::text[]) AND ($6::text[] IS NULL OR type = ANY($6::text[]))
           ORDER BY stamp, seq LIMIT $7
        ), inserted AS (
-         INSERT INTO webhook_deliveries (endpoint_id, stamp, seq, resource_type, resource_id)
-         SELECT $1, stamp, seq, resource_type, resource_id FROM picked
+         INSERT INTO webhook_deliveries (endpoint_id, stamp, seq, resource_type, resource_id, next_attempt_at)
+         SELECT $1, p.stamp, p.seq, p.resource_type, p.resource_id,
+                -- not before an earlier event of its resource that waits for a retry
+                greatest(now(), (SELECT max(w.next_attempt_at) FROM webhook_deliveries w
+                                  WHERE w.endpoint_id = $1 AND w.resource_type = p.resource_type
+                                    AND w.resource_id = p.resource_id AND w.acked_at IS NULL))
+           FROM picked p
          ON CONFLICT (endpoint_id, stamp, seq) DO NOTHING
        ), last AS (
          SELECT stamp, seq FROM picked ORDER BY stamp DESC, seq DESC LIMIT 1
@@ -400,16 +430,16 @@ export const webhooksRepository = {
   /**
    * A 2xx: acknowledged for good (only `replay` sends it again); `acked` is false when the lease
    * was lost. The endpoint's record of failures is dropped; if it had failed `recoverAfter` times
-   * in a row or more (it was down), every pending delivery waiting for a retry is due now
-   * (`recovered`), so a receiver back from downtime gets its backlog at once rather than at each
+   * in a row or more (it was down), every pending delivery waiting for a retry is due now, with a
+   * fresh schedule (`recovered`), so a receiver back from downtime gets its backlog at once rather than at each
    * event's next retry. Fewer failures between 2xx answers are events the receiver refuses, which
-   * keep their schedules.
+   * keep their schedules. The attempt goes into the history in the same statement: one round
+   * trip, atomic without a transaction.
    */
   async acknowledge(
     db: Queryable,
     d: ClaimedDelivery,
-    status: number,
-    durationMs: number,
+    a: { status: number; durationMs: number; messageId: string; eventType: string | null },
     recoverAfter: number,
   ): Promise<{ acked: boolean; recovered: number }> {
     const { rows } = await db.query<{ acked: number; recovered: number }>(
@@ -425,14 +455,19 @@ export const webhooksRepository = {
          RETURNING h.endpoint_id, h.failures_in_a_row
        ),
        recovered AS (
-         UPDATE webhook_deliveries r SET next_attempt_at = now()
+         UPDATE webhook_deliveries r SET next_attempt_at = now(), attempts = 0
            FROM healed
           WHERE healed.failures_in_a_row >= $7::int
             AND r.endpoint_id = healed.endpoint_id AND r.acked_at IS NULL AND r.next_attempt_at > now()
+            AND (r.stamp, r.seq) <> ($2::bigint, $3::bigint)
          RETURNING 1
+       ),
+       logged AS (
+         INSERT INTO webhook_attempts (endpoint_id, message_id, event_type, outcome, status, duration_ms)
+         VALUES ($1, $8, $9, 'acked', $5, $6)
        )
        SELECT (SELECT count(*) FROM acked)::int AS acked, (SELECT count(*) FROM recovered)::int AS recovered`,
-      [d.endpoint_id, d.stamp, d.seq, d.lease_token, status, durationMs, recoverAfter],
+      [d.endpoint_id, d.stamp, d.seq, d.lease_token, a.status, a.durationMs, recoverAfter, a.messageId, a.eventType],
       'webhook_acknowledge',
     );
     return { acked: rows[0]!.acked > 0, recovered: rows[0]!.recovered };
@@ -480,7 +515,9 @@ export const webhooksRepository = {
   ): Promise<boolean> {
     const { rowCount } = await db.query(
       `UPDATE webhook_deliveries
-          SET leased_until = NULL, lease_token = NULL, next_attempt_at = now(),
+          SET leased_until = NULL, lease_token = NULL,
+              next_attempt_at = greatest(now(), (SELECT max(o.next_attempt_at) FROM webhook_deliveries o
+                                                  WHERE o.endpoint_id = $1 AND o.acked_at IS NULL)) + interval '1 millisecond',
               last_status = $5, last_error = $6, last_duration_ms = $7
         WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.status, r.error, r.durationMs],
@@ -489,22 +526,37 @@ export const webhooksRepository = {
     return rowCount > 0;
   },
 
-  /** A failed attempt: the next one at `retryInMs` (null: none is scheduled; due as soon as the endpoint resumes). */
+  /**
+   * A failed attempt: the next one at `retryInMs` (null: none is scheduled; due as soon as the
+   * endpoint resumes). The later pending events of the same resource cannot go before it: they are
+   * moved to its time, so they never fill the claim's view of the endpoint while they wait.
+   */
   async reschedule(
     db: Queryable,
     d: ClaimedDelivery,
     r: { status: number | null; error: string | null; durationMs: number; retryInMs: number | null },
   ): Promise<boolean> {
-    const { rowCount } = await db.query(
-      `UPDATE webhook_deliveries
-          SET attempts = attempts + 1, leased_until = NULL, lease_token = NULL,
-              next_attempt_at = now() + coalesce($5::int, 0) * interval '1 millisecond',
-              last_status = $6, last_error = $7, last_duration_ms = $8
-        WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
+    const { rows } = await db.query<{ held: number }>(
+      `WITH head AS (
+         UPDATE webhook_deliveries
+            SET attempts = attempts + 1, leased_until = NULL, lease_token = NULL,
+                next_attempt_at = now() + coalesce($5::int, 0) * interval '1 millisecond',
+                last_status = $6, last_error = $7, last_duration_ms = $8
+          WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4
+         RETURNING endpoint_id, resource_type, resource_id, stamp, seq, next_attempt_at
+       ),
+       behind AS (
+         UPDATE webhook_deliveries l SET next_attempt_at = head.next_attempt_at
+           FROM head
+          WHERE l.endpoint_id = head.endpoint_id AND l.resource_type = head.resource_type
+            AND l.resource_id = head.resource_id AND l.acked_at IS NULL
+            AND (l.stamp, l.seq) > (head.stamp, head.seq) AND l.next_attempt_at < head.next_attempt_at
+       )
+       SELECT count(*)::int AS held FROM head`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.retryInMs, r.status, r.error, r.durationMs],
       'webhook_reschedule',
     );
-    return rowCount > 0;
+    return rows[0]!.held > 0;
   },
 
   /** Lets another process (or this one) take a delivery at once: an attempt this process gave up before sending. */

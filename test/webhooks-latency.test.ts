@@ -1,0 +1,53 @@
+// A change goes out as a webhook as soon as the process that committed it has answered, not at
+// the delivery loop's next poll: with a poll interval of 10 s, each change of the workspace must
+// reach the receiver within a second. One server over a store of this file's own.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import { contactBody, idem, sleep, STORE, type TestServer } from './harness.js';
+import { Receiver, waitFor, webhookTestServer } from './webhooks-support.js';
+
+const POLL_MS = 10_000;
+
+let running: { server: TestServer; close(): Promise<void> } | undefined;
+let server: TestServer;
+let receiver: Receiver;
+
+before(async () => {
+  running = await webhookTestServer('wsapi_webhooks_latency', { pollIntervalMs: POLL_MS });
+  server = running.server;
+  receiver = await new Receiver().start();
+});
+
+after(async () => {
+  await receiver?.close();
+  await running?.close();
+});
+
+describe(`webhooks sent on commit (${STORE})`, () => {
+  test('with a 10 s poll, each change reaches the receiver within a second of its answer', async (t) => {
+    const ws = await server.workspace();
+    const created = await ownerCommands.createWebhook(server.owner, {
+      workspaceId: ws.id,
+      url: `${receiver.url}/latency`,
+      scopes: ['contacts:read'],
+    });
+    receiver.secrets = [created.secret];
+    // The loop's first look at every endpoint, after which it polls only every 10 s.
+    await sleep(200);
+    const latencies: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await server.request('POST', '/v2/contacts', { key: ws.key, body: contactBody(), idem: idem() });
+      assert.equal(r.status, 201);
+      const answeredAt = Date.now();
+      const id = r.json.data.id as string;
+      const arrived = () => receiver.deliveries.find((d) => JSON.parse(d.body).resource_id === id);
+      await waitFor(`change ${i} delivered`, () => arrived() !== undefined, POLL_MS * 2);
+      latencies.push(arrived()!.receivedAt - answeredAt);
+      await sleep(50);
+    }
+    latencies.sort((x, y) => x - y);
+    t.diagnostic(`figures ${JSON.stringify({ p50Ms: latencies[5], maxMs: latencies.at(-1) })}`);
+    assert.ok(latencies.at(-1)! < 1_000, `write to receipt: ${latencies.join(' ')} ms`);
+  });
+});
