@@ -274,7 +274,8 @@ async function crossOnce(servers: ServerProcess[], mayFail: boolean): Promise<bo
       for (let waited = 0; ; waited += 20) {
         const { rows } = await db.query(
           `SELECT 1 FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name = 'workspace-public-api'`,
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event <> 'advisory'
+              AND application_name = 'workspace-public-api'`,
         );
         if (rows.length > 0) break;
         assert.ok(waited < 30_000, 'an API write waits for the clock');

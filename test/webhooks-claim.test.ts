@@ -102,7 +102,7 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
     const explained = await explainClaim(8);
     t.diagnostic(`figures ${JSON.stringify({ rowsRead: explained.rowsRead, executionMs: explained.ms })}`);
     assert.ok(explained.rowsRead <= 200, `the claim read ${explained.rowsRead} delivery rows: ${explained.plan}`);
-    const claimed = await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS);
+    const claimed = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!;
     assert.deepEqual(
       claimed.map((d) => d.endpoint_id),
       [other, other, other, other],
@@ -120,7 +120,7 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
     let drained = 0;
     for (let round = 0; round < 200; round++) {
       const started = performance.now();
-      const claimed = await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS);
+      const claimed = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!;
       ms.push(performance.now() - started);
       assert.ok(claimed.length > 0, `round ${round}: nothing claimed`);
       for (const d of claimed) {

@@ -35,6 +35,8 @@ const PAUSE_AFTER_FAILURES = 5;
 /** Waits between tries to record an attempt's result while the store cannot be reached. */
 const RECORD_RETRY_FIRST_MS = 100;
 const RECORD_RETRY_MAX_MS = 1_000;
+/** How soon a turn that found another process claiming claims again. */
+const CLAIM_RETRY_MS = 10;
 /** The least time between two turns started because this process wrote (`nudge`). */
 const NUDGE_INTERVAL_MS = 20;
 const FIRST_PAUSE_MS = 1_000;
@@ -79,6 +81,8 @@ export class WebhookDelivery {
   #nudgedAt = 0;
   /** whether the last look at every endpoint found one */
   #anyEndpoint = false;
+  /** the last turn found another process claiming */
+  #claimAgainSoon = false;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
@@ -143,8 +147,10 @@ export class WebhookDelivery {
       .finally(() => {
         this.#turn = null;
         const again = this.#again;
+        const soon = this.#claimAgainSoon;
         this.#again = false;
-        this.#schedule(again ? 0 : this.#deps.config.pollIntervalMs);
+        this.#claimAgainSoon = false;
+        this.#schedule(again ? 0 : soon ? CLAIM_RETRY_MS : this.#deps.config.pollIntervalMs);
       });
   }
 
@@ -181,6 +187,11 @@ export class WebhookDelivery {
       workspace: config.workspaceConcurrency,
       probeAfterFailures: PAUSE_AFTER_FAILURES,
     });
+    if (claimed === null) {
+      // Another process is claiming: this one's turn comes right after.
+      this.#claimAgainSoon = true;
+      return;
+    }
     for (const delivery of claimed) {
       const attempt = this.#attempt(delivery, leaseEndsAt)
         .catch((err: unknown) => {

@@ -406,7 +406,8 @@ export const webhooksRepository = {
    *
    * Each endpoint has at most `policy.endpoint` attempts in flight and each workspace at most
    * `policy.workspace`, counted across every process: the claims of all processes take turns (a
-   * transaction-scoped advisory lock), so each one counts the leases of the others. Among the
+   * transaction-scoped advisory lock, not waited for: null when another claim holds it), so each
+   * one counts the leases of the others. Among the
    * due deliveries, every workspace gets its first before any gets its second, and so on; ties go
    * in an order drawn anew at each claim.
    *
@@ -419,9 +420,15 @@ export const webhooksRepository = {
    * held back by an earlier event of their resource included), and the ordering check as a
    * subquery run per candidate (OFFSET 0 keeps it from becoming a join over the whole backlog).
    */
-  async claim(db: Database, take: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[]> {
+  async claim(db: Database, take: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[] | null> {
     return db.transaction(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook_claim', 0))", [], 'webhook_claim_turn');
+      // Not waited for: a process whose claim finds another's under way claims again a moment later.
+      const { rows: turn } = await tx.query<{ mine: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended('webhook_claim', 0)) AS mine",
+        [],
+        'webhook_claim_turn',
+      );
+      if (!turn[0]!.mine) return null;
       const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(take, leaseMs, policy), 'webhook_claim');
       return rows;
     });
