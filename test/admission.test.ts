@@ -11,12 +11,26 @@ import type { Transaction } from '../src/infra/database.js';
 import { LoadShedder } from '../src/infra/load-shedder.js';
 import { MemoryRateLimitStore } from '../src/infra/rate-limit-store.js';
 import { RateLimiter } from '../src/infra/rate-limiter.js';
-import { contactBody, idem, sleep, startTestServer, STORE, type TestResponse, type TestServer } from './harness.js';
+import {
+  contactBody,
+  idem,
+  logLines,
+  sleep,
+  startTestServer,
+  STORE,
+  type TestResponse,
+  type TestServer,
+} from './harness.js';
 
 let server: TestServer;
+/** the server's log lines (info and up) */
+let logged: string[];
 
 before(async () => {
+  const { lines, stream } = logLines();
+  logged = lines;
   server = await startTestServer({
+    logger: { logger: { level: 'info', stream } },
     config: {
       loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000, maxPoolWaiting: 1_000_000 },
       defaultConcurrentRequests: loadConfig({}).defaultConcurrentRequests,
@@ -196,6 +210,12 @@ describe(`load shedding (${STORE}; this server counts 4 requests in flight as sa
     assert.equal(shed.json.error.details.reason, 'in_flight');
     assert.equal(shed.headers.get('retry-after'), '1');
     assert.ok(shed.headers.get('ratelimit-remaining'), 'RateLimit headers on the refusal');
+    // A refusal by design: its one line at info, no error line with a stack.
+    const aboutShed = logged.map((l) => JSON.parse(l)).filter((l) => l.reqId === shed.headers.get('x-request-id'));
+    assert.deepEqual(
+      aboutShed.map((l) => [l.level, l.msg, l.res?.statusCode]),
+      [[30, 'request completed', 503]],
+    );
     assert.deepEqual(
       probes.map((p) => p.status),
       [200, 200],

@@ -70,7 +70,9 @@ export default fp<ErrorsOptions>(
         (request.is404 && !(raw instanceof ApiError)) || raw.code === 'FST_STATIC_FORBIDDEN_PATH'
           ? routeNotFound(request)
           : toApiError(raw, request.method);
-      if (err.status >= 500) {
+      // A shed request is a refusal by design, not a failure: its "request completed" line and
+      // wsapi_load_shed_total tell of it, without an error line and its stack for each one.
+      if (err.status >= 500 && err.code !== 'server_overloaded') {
         // Only what identifies the failure: driver messages and error properties can carry the
         // statement's parameters, which are a tenant's data.
         request.log.error(
