@@ -80,7 +80,7 @@ async function openMigrated(url: string): Promise<Database> {
 }
 
 /** Runs `work` on a connection to a maintenance database of the same server. */
-async function withAdmin<T>(url: string, work: (client: pg.Client, name: string) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(url: string, work: (client: pg.Client, name: string) => Promise<T>): Promise<T> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));
   let lastError: unknown;

@@ -23,6 +23,7 @@ import pg from 'pg';
 import * as prettier from 'prettier';
 import { SCOPES } from '../src/shared/scopes.js';
 import { CONFIG_VARIABLES } from '../src/config.js';
+import { withAdmin } from './dataset.js';
 import { median } from './load.js';
 import {
   A_BATCH_ITEMS,
@@ -441,29 +442,12 @@ async function cli(env: Record<string, string | undefined>, args: string[]): Pro
 
 /** Drops and creates the PostgreSQL deployment's database; returns the server's version. */
 async function recreateDatabase(url: string, log: (line: string) => void): Promise<string> {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  let lastError: unknown;
-  // `postgres` exists on a default installation; `test` is what this project's CI connects to.
-  for (const maintenance of ['postgres', 'test']) {
-    const adminUrl = new URL(url);
-    adminUrl.pathname = `/${maintenance}`;
-    const client = new pg.Client({ connectionString: adminUrl.toString() });
-    try {
-      await client.connect();
-    } catch (err) {
-      lastError = err;
-      continue;
-    }
-    try {
-      log(`noisy neighbour: creating database ${name} anew`);
-      await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-      return (await client.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v;
-    } finally {
-      await client.end();
-    }
-  }
-  throw lastError;
+  return withAdmin(url, async (client, name) => {
+    log(`noisy neighbour: creating database ${name} anew`);
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+    return (await client.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v;
+  });
 }
 
 function summarizeDeployment(
