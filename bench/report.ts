@@ -7,7 +7,6 @@ import type { Dataset } from './dataset.js';
 import type { EmbeddedMemory } from './embedded.js';
 import { median, type Measurement, type Repetition } from './load.js';
 import type { MemorySample } from './processes.js';
-import type { WebhookFigures } from './webhooks.js';
 import * as prettier from 'prettier';
 import { BATCH_SIZE, CONNECTIONS, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
 
@@ -44,8 +43,6 @@ export interface Context {
   memory: MemorySample[];
   /** the embedded store (PGlite) at idle and under the list load */
   embedded: EmbeddedMemory;
-  /** webhook delivery: backlog throughput and write-to-receipt latency */
-  webhooks: WebhookFigures;
   total_seconds: number;
 }
 
@@ -284,22 +281,6 @@ function renderMarkdown(report: Report): string {
       ['highest RSS during the load', fmt(e.peak_rss_mib), '', ''],
     ],
   );
-  const wh = report.webhooks;
-  const webhooks = table(
-    ['webhook delivery to a receiver on this machine', 'figure'],
-    [
-      [
-        `backlog of ${wh.backlog_events.toLocaleString('en')} contact.created events, from enable to the last receipt`,
-        `${fmt(wh.events_per_second)} events/s`,
-      ],
-      [
-        `from a write's 201 to the receipt of its event, p50 (${wh.latency_writes} writes, one per 50 ms)`,
-        `${fmt(wh.latency_p50_ms)} ms`,
-      ],
-      ['the same, p99', `${fmt(wh.latency_p99_ms)} ms`],
-      ['events received more than once', String(wh.duplicates)],
-    ],
-  );
   const s = report.settings;
   return [
     `Run of ${report.date}: ${report.machine.cores} cores, ${report.machine.memory_gib} GiB, Node.js ${report.machine.node}, ` +
@@ -328,10 +309,6 @@ function renderMarkdown(report: Report): string {
     `The embedded store, with ${e.contacts.toLocaleString('en')} contacts in one workspace:`,
     '',
     embedded,
-    '',
-    `Webhooks, with the service's defaults (one worker; a poll every ${wh.poll_interval_ms} ms, ${wh.concurrency} deliveries at once per process):`,
-    '',
-    webhooks,
   ].join('\n');
 }
 

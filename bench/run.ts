@@ -23,7 +23,7 @@ import { cpuProbe } from './cpu.js';
 import { measureEmbeddedMemory } from './embedded.js';
 import { buildReport, writeResults, type Measured } from './report.js';
 import { bareWriteScenario, serviceScenarios, verifyService } from './scenarios.js';
-import { measureWebhooks } from './webhooks.js';
+import { runWebhookBench } from './webhooks.js';
 import { noisyDatabaseUrl, runNoisyNeighbour } from './noisy-neighbour.js';
 import { CONNECTIONS, parseOptions, POOL_SIZE, type RunOptions } from './settings.js';
 
@@ -60,33 +60,10 @@ async function main(): Promise<void> {
       opened.dataset,
       scratch,
     );
-    log(
-      'webhooks: a receiver here, an endpoint of the write workspace, the service with its defaults (loopback allowed)',
-    );
-    const webhookService = await startService(
-      {
-        databaseUrl: options.databaseUrl,
-        redisUrl: options.redisUrl,
-        workers: 1,
-        logLevel: 'warn',
-        name: 'service, webhooks',
-      },
-      fixtures,
-    );
-    const webhooks = await measureWebhooks(
-      db,
-      fixtures,
-      opened.dataset.write_workspace_id,
-      webhookService,
-      randomBytes(4).toString('hex'),
-      log,
-    );
-    await webhookService.stop();
     log('embedded store: seeding a workspace, then memory at idle and under the list load');
     const embedded = await measureEmbeddedMemory(scratch, options.duration);
     const report = buildReport(measured, {
       embedded,
-      webhooks,
       date: new Date().toISOString(),
       machine: {
         cores: availableParallelism(),
@@ -114,6 +91,9 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`\n${markdown}\n\n`);
     log('written: bench-results/latest.json, the results in docs/performance.md, the sizing in docs/scaling.md');
+    // Then webhook delivery (bench/webhooks.ts) on a database of its own.
+    log('webhooks: write-to-receipt latency, a backlog, a drain of a re-enabled endpoint');
+    await runWebhookBench(options.redisUrl, log);
     // Last, one workspace's heaviest requests beside another's list (bench/noisy-neighbour.ts), with
     // the run's duration, repetitions and warm-up, on servers and a database of its own.
     log('noisy neighbour: workspace B alone and beside workspace A, on PostgreSQL and on the embedded store');

@@ -17,7 +17,7 @@ export interface ServiceOptions {
   nodeArgs?: string[];
 }
 
-export async function startService(o: ServiceOptions, fixtures: Fixtures): Promise<Server> {
+export async function startService(o: ServiceOptions, fixtures: Pick<Fixtures, 'cursorSecret'>): Promise<Server> {
   const port = await freePort();
   const name = o.name ?? `service, ${o.workers === 1 ? '1 worker' : `${o.workers} workers`}, LOG_LEVEL=${o.logLevel}`;
   const server = await startServer(

@@ -152,8 +152,7 @@ export async function buildApp(
       })
     : null;
 
-  // One hook at the end of every answer: metrics, the key's usage trail, the log line, and
-  // webhooks nudged by a committed change (they go out now, not at the next poll).
+  // One hook at the end of every answer: metrics, the key's usage trail and the log line.
   app.addHook('onResponse', (request, reply, done) => {
     const elapsedMs = reply.elapsedTime;
     // Read once: Fastify builds routeOptions anew on every read.
@@ -162,9 +161,6 @@ export async function buildApp(
     if (request.principal) {
       const schema: { operationId?: string } | undefined = route.schema;
       services.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
-      if (delivery && reply.statusCode < 300 && request.method !== 'GET' && request.method !== 'HEAD') {
-        delivery.nudge(request.principal.workspaceId);
-      }
     }
     request.log.info(
       { req: request, res: { statusCode: reply.statusCode }, responseTime: elapsedMs },

@@ -1,6 +1,8 @@
-// A change goes out as a webhook as soon as the process that committed it has answered, not at
-// the delivery loop's next poll: with a poll interval of 10 s, each change of the workspace must
-// reach the receiver within a second. One server over a store of this file's own.
+// A change goes out as a webhook as soon as it commits, not at the delivery loop's next poll: the
+// store wakes every delivering process (db/migrations/0020_webhook_wake.sql). With a poll interval
+// of 10 s, each change of the workspace must reach the receiver within a second, whether the
+// server answered the write or another process made it (the owner's commands, straight on the
+// store). One server over a store of this file's own.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
@@ -49,5 +51,36 @@ describe(`webhooks sent on commit (${STORE})`, () => {
     latencies.sort((x, y) => x - y);
     t.diagnostic(`figures ${JSON.stringify({ p50Ms: latencies[5], maxMs: latencies.at(-1) })}`);
     assert.ok(latencies.at(-1)! < 1_000, `write to receipt: ${latencies.join(' ')} ms`);
+  });
+
+  test('a change committed elsewhere (an owner deleting a contact) wakes delivery at once', async (t) => {
+    const ws = await server.workspace();
+    const created = await ownerCommands.createWebhook(server.owner, {
+      workspaceId: ws.id,
+      url: `${receiver.url}/elsewhere`,
+      scopes: ['contacts:read'],
+      events: ['contact.deleted'],
+    });
+    receiver.secrets = [created.secret];
+    await sleep(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await server.request('POST', '/v2/contacts', { key: ws.key, body: contactBody(), idem: idem() });
+      assert.equal(r.status, 201);
+      ids.push(r.json.data.id as string);
+    }
+    // Nothing was subscribed to those; now the last poll is at least 10 s away for a while.
+    const latencies: number[] = [];
+    for (const id of ids) {
+      await ownerCommands.deleteContact(server.owner, { contactId: id });
+      const committedAt = Date.now();
+      const arrived = () =>
+        receiver.deliveries.find((d) => JSON.parse(d.body).resource_id === id && d.path === '/elsewhere');
+      await waitFor(`deletion of ${id} delivered`, () => arrived() !== undefined, POLL_MS * 2);
+      latencies.push(arrived()!.receivedAt - committedAt);
+    }
+    latencies.sort((x, y) => x - y);
+    t.diagnostic(`figures ${JSON.stringify({ p50Ms: latencies[2], maxMs: latencies.at(-1) })}`);
+    assert.ok(latencies.at(-1)! < 1_000, `commit to receipt: ${latencies.join(' ')} ms`);
   });
 });

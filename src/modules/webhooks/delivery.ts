@@ -1,16 +1,20 @@
-// The delivery loop each server process runs (WEBHOOK_DELIVERY=on). Every poll interval, when some
-// endpoint exists:
+// The delivery loop each server process runs (WEBHOOK_DELIVERY=on). It turns when a committed change
+// wakes it (a notification on WAKE_CHANNEL, sent by the database at commit: db/migrations/0020),
+// when one of its attempts ends, and at every poll interval (retries that came due, and a
+// notification lost with its connection):
 //   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one short transaction holding the endpoint's row (SKIP LOCKED:
 //      one process at a time), the events after its position become delivery rows and the
 //      position moves on. The feed never places a not-yet-visible event behind a visible one
 //      (docs/events.md), so a position never passes an event that commits later.
 //   2. claim: due deliveries are leased (a lease of the time limit plus a margin) in one short
-//      transaction, endpoints and workspaces in turn, each up to its cap of attempts in flight
-//      across every process; the HTTP requests run after it, holding no connection. A process
+//      transaction into slots, endpoints and workspaces in turn, each up to its cap of slots
+//      across every process. A slot is one attempt in flight: its deliveries (a run of them when
+//      the endpoint answers) are sent one after another, holding no connection.
+//   3. settle: 2xx answers are recorded together, one statement for all that arrived meanwhile;
+//      anything else schedules the next attempt (with ±20% jitter) and ends the slot's run, until
+//      the schedule is spent (the endpoint becomes failing) or the receiver says 410 Gone
+//      (disabled at once). A result counts only if this attempt still holds the lease. A process
 //      killed mid-attempt leaves a lease that simply expires, and any process takes it again.
-//   3. settle: a 2xx acknowledges; anything else schedules the next attempt (with ±20% jitter),
-//      until the schedule is spent (the endpoint becomes failing) or the receiver says 410 Gone
-//      (disabled at once). A result counts only if this attempt still holds the lease.
 import type { WebhookConfig } from '../../config.js';
 import type { Database, Queryable } from '../../infra/database.js';
 import type { Scope } from '../../shared/scopes.js';
@@ -19,10 +23,26 @@ import { eventsRepository, readableResourceTypes } from '../events/events.reposi
 import { sendOnce, type AttemptResult } from './http-target.js';
 import { signatureHeader } from './signing.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
-import { webhooksRepository, type ClaimedDelivery } from './webhooks.repository.js';
+import {
+  webhooksRepository,
+  type Acknowledgement,
+  type ClaimedDelivery,
+  type Recovered,
+} from './webhooks.repository.js';
 
-/** Events turned into deliveries per endpoint and turn of the loop. */
-const ENQUEUE_BATCH = 500;
+/** The channel the database wakes delivery processes on; the payload is a workspace id. */
+export const WAKE_CHANNEL = 'webhook_work';
+/** Events turned into deliveries per endpoint and statement; a full batch is followed by another at once. */
+const ENQUEUE_BATCH = 1_000;
+/**
+ * Deliveries a slot of an endpoint that answers takes at a time, sent one after another: a backlog
+ * goes out without a claim per event, while the endpoint still has one attempt in flight per slot.
+ */
+export const RUN_PER_SLOT = 16;
+/** 2xx answers recorded by one statement at most. */
+const ACKS_PER_STATEMENT = 500;
+/** How long a lost subscription to WAKE_CHANNEL waits before subscribing again (polls go on meanwhile). */
+const RESUBSCRIBE_MS = 1_000;
 /** A lease outlives the request's time limit by this much, so it never expires under a live attempt. */
 const LEASE_MARGIN_MS = 5_000;
 /**
@@ -65,9 +85,71 @@ export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.ra
 /** The event type at the head of a stored event text ({"type":"contact.created",…}). */
 const eventTypeOf = (feedJson: string): string | null => /^\{"type":"([a-z_]+\.[a-z]+)"/.exec(feedJson)?.[1] ?? null;
 
+/**
+ * 2xx answers waiting to be recorded. The first waits for the current tick to end; those that
+ * arrive while a statement runs go together in the next one. A statement that fails is tried again
+ * for as long as the leases of its deliveries allow (the store may be unreachable for a moment): a
+ * 2xx recorded is a delivery never sent again. Only a store unreachable until a lease ends leaves
+ * that delivery to be sent again.
+ */
+interface PendingAck {
+  ack: Acknowledgement;
+  leaseEndsAt: number;
+  done: (err?: Error) => void;
+}
+
+class AcknowledgementWriter {
+  readonly #pending: PendingAck[] = [];
+  #writing = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly onRecovered: (recovered: Recovered[]) => void,
+    private readonly stopped: () => boolean,
+  ) {}
+
+  record(ack: Acknowledgement, leaseEndsAt: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ ack, leaseEndsAt, done: (err) => (err ? reject(err) : resolve()) });
+      if (this.#writing) return;
+      this.#writing = true;
+      setImmediate(() => void this.#writeAll());
+    });
+  }
+
+  async #writeAll(): Promise<void> {
+    while (this.#pending.length > 0) await this.#write(this.#pending.splice(0, ACKS_PER_STATEMENT));
+    this.#writing = false;
+  }
+
+  async #write(batch: PendingAck[]): Promise<void> {
+    for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
+      try {
+        const { recovered } = await webhooksRepository.acknowledge(
+          this.db,
+          batch.map((b) => b.ack),
+          PAUSE_AFTER_FAILURES,
+        );
+        this.onRecovered(recovered);
+        for (const b of batch) b.done();
+        return;
+      } catch (err) {
+        const nextTry = Date.now() + wait;
+        const kept = batch.filter((b) => !this.stopped() && nextTry < b.leaseEndsAt - RECORD_RETRY_MAX_MS);
+        for (const b of batch) if (!kept.includes(b)) b.done(err as Error);
+        if (kept.length === 0) return;
+        batch = kept;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+}
+
 export class WebhookDelivery {
   readonly #deps: DeliveryDeps;
-  readonly #inFlight = new Set<Promise<void>>();
+  /** the slots this process runs, each one attempt at a time */
+  readonly #slots = new Set<Promise<void>>();
+  readonly #acks: AcknowledgementWriter;
   #timer: NodeJS.Timeout | null = null;
   #turn: Promise<void> | null = null;
   #again = false;
@@ -76,19 +158,36 @@ export class WebhookDelivery {
   #enqueuedAt = 0;
   /** when a failed turn was last logged: a store that is down would otherwise log four lines a second */
   #warnedAt = 0;
-  /** workspaces this process has written to since the last turn: their endpoints are enqueued next */
+  /** workspaces with a committed change since the last turn: their endpoints are enqueued next */
   #written = new Set<string>();
+  /** endpoints whose last enqueue filled a batch: more of their feed is enqueued next turn */
+  #behind = new Set<string>();
   #nudgedAt = 0;
   /** whether the last look at every endpoint found one */
   #anyEndpoint = false;
   /** the last turn found another process claiming */
   #claimAgainSoon = false;
+  #unlisten: (() => Promise<void>) | null = null;
+  #resubscribe: NodeJS.Timeout | null = null;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
+    this.#acks = new AcknowledgementWriter(
+      deps.db,
+      (recovered) => {
+        for (const r of recovered) {
+          deps.log.info(
+            { endpoint_id: r.endpoint_id, recovered: r.recovered },
+            'webhook receiver answers again: its pending deliveries are due now',
+          );
+        }
+      },
+      () => this.#stopped,
+    );
   }
 
   start(): void {
+    void this.#subscribe();
     this.#schedule(0);
   }
 
@@ -99,14 +198,37 @@ export class WebhookDelivery {
   async stop(waitMs: number): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
+    if (this.#resubscribe) clearTimeout(this.#resubscribe);
+    await this.#unlisten?.().catch(() => undefined);
     let cut: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([this.#turn, ...this.#inFlight]),
+      Promise.allSettled([this.#turn, ...this.#slots]),
       new Promise((resolve) => {
         cut = setTimeout(resolve, waitMs);
       }),
     ]);
     clearTimeout(cut);
+  }
+
+  /** Wake-ups on commit; while the subscription is lost, the polls alone find the work. */
+  async #subscribe(): Promise<void> {
+    if (this.#stopped) return;
+    const lost = () => {
+      if (this.#stopped || this.#resubscribe) return;
+      this.#resubscribe = setTimeout(() => {
+        this.#resubscribe = null;
+        void this.#unlisten?.().catch(() => undefined);
+        this.#unlisten = null;
+        void this.#subscribe();
+      }, RESUBSCRIBE_MS);
+      this.#resubscribe.unref();
+    };
+    try {
+      this.#unlisten = await this.#deps.db.listen(WAKE_CHANNEL, (workspaceId) => this.nudge(workspaceId), lost);
+      if (this.#stopped) await this.#unlisten();
+    } catch {
+      lost();
+    }
   }
 
   #schedule(delayMs: number): void {
@@ -116,9 +238,8 @@ export class WebhookDelivery {
   }
 
   /**
-   * A change of `workspaceId` was committed by this process: its endpoints' events are enqueued
-   * and claimed now rather than at the next poll (at most one such turn every `NUDGE_INTERVAL_MS`).
-   * Other processes see it at their next poll.
+   * A change of `workspaceId` was committed: its endpoints' events are enqueued and claimed now
+   * rather than at the next poll (at most one such turn every `NUDGE_INTERVAL_MS`).
    */
   nudge(workspaceId: string): void {
     if (this.#stopped) return;
@@ -128,8 +249,8 @@ export class WebhookDelivery {
     else this.#schedule(Math.max(0, this.#nudgedAt + NUDGE_INTERVAL_MS - Date.now()));
   }
 
-  /** Another turn as soon as the current one ends: an attempt finished, so a slot is free (and the
-   * next event of its resource may have become due). */
+  /** Another turn as soon as the current one ends: a slot is free (and the next event of a resource
+   * it delivered may have become due). */
   #wake(): void {
     if (this.#turn) this.#again = true;
     else this.#schedule(0);
@@ -173,11 +294,16 @@ export class WebhookDelivery {
     }
     // While there is no endpoint at all, a turn is that one small query.
     if (!this.#anyEndpoint) return;
-    for (const id of endpoints) {
+    for (const id of new Set([...endpoints, ...this.#behind])) {
       if (this.#stopped) return;
-      await this.#enqueue(id);
+      if (await this.#enqueue(id)) {
+        this.#behind.add(id);
+        this.#again = true;
+      } else {
+        this.#behind.delete(id);
+      }
     }
-    const free = config.concurrency - this.#inFlight.size;
+    const free = config.concurrency - this.#slots.size;
     if (free <= 0 || this.#stopped) return;
     const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
     // Taken before the claim: the lease ends no earlier than this.
@@ -186,35 +312,35 @@ export class WebhookDelivery {
       endpoint: config.endpointConcurrency,
       workspace: config.workspaceConcurrency,
       probeAfterFailures: PAUSE_AFTER_FAILURES,
+      run: RUN_PER_SLOT,
     });
     if (claimed === null) {
       // Another process is claiming: this one's turn comes right after.
       this.#claimAgainSoon = true;
       return;
     }
-    for (const delivery of claimed) {
-      const attempt = this.#attempt(delivery, leaseEndsAt)
-        .catch((err: unknown) => {
-          this.#deps.log.warn(
-            { endpoint_id: delivery.endpoint_id, err: (err as Error).message },
-            'webhook attempt could not be recorded before its lease ended; it will be sent again',
-          );
-        })
-        .finally(() => {
-          this.#inFlight.delete(attempt);
-          this.#wake();
-        });
-      this.#inFlight.add(attempt);
+    const slots = new Map<string, ClaimedDelivery[]>();
+    for (const d of claimed) slots.set(d.lease_token, [...(slots.get(d.lease_token) ?? []), d]);
+    for (const run of slots.values()) {
+      run.sort((x, y) =>
+        BigInt(x.stamp) < BigInt(y.stamp) || (x.stamp === y.stamp && BigInt(x.seq) < BigInt(y.seq)) ? -1 : 1,
+      );
+      const slot = this.#runSlot(run, leaseEndsAt).finally(() => {
+        this.#slots.delete(slot);
+        this.#wake();
+      });
+      this.#slots.add(slot);
     }
-    // A full batch: there may be more due right away.
-    if (claimed.length === free) this.#again = true;
+    // Every free slot filled: there may be more due right away.
+    if (slots.size === free) this.#again = true;
   }
 
-  async #enqueue(endpointId: string): Promise<void> {
+  /** Returns whether the batch was full: more of the endpoint's feed may wait. */
+  async #enqueue(endpointId: string): Promise<boolean> {
     const { db } = this.#deps;
-    await db.transaction(async (tx) => {
+    return db.transaction(async (tx) => {
       const endpoint = await webhooksRepository.lockForEnqueue(tx, endpointId);
-      if (!endpoint) return;
+      if (!endpoint) return false;
       const readable = readableResourceTypes(new Set(endpoint.scopes as Scope[]));
       const found = await webhooksRepository.enqueue(
         tx,
@@ -237,17 +363,58 @@ export class WebhookDelivery {
             'events after its position were deleted by retention before they were delivered; replay after a later event to resume',
             true,
           );
-          return;
+          return false;
         }
       }
       let next: EventPosition = found.last ?? endpoint.position;
       const clock: EventPosition = [found.clock, LAST_SEQ];
       if (found.found < ENQUEUE_BATCH && after(clock, next)) next = clock;
       if (after(next, endpoint.position)) await webhooksRepository.movePosition(tx, endpointId, next);
+      return found.found === ENQUEUE_BATCH;
     });
   }
 
-  async #attempt(d: ClaimedDelivery, leaseEndsAt: number): Promise<void> {
+  /**
+   * A slot's deliveries, one after another, while each is answered 2xx and the lease outlasts
+   * another attempt and the recording of its result; the rest are released for any process to
+   * take. The slot ends once its answers are recorded.
+   */
+  async #runSlot(run: ClaimedDelivery[], leaseEndsAt: number): Promise<void> {
+    const { db, config, log } = this.#deps;
+    const recorded: Promise<void>[] = [];
+    let sent = 0;
+    try {
+      while (sent < run.length && !this.#stopped) {
+        if (sent > 0 && Date.now() + config.timeoutMs + RECORD_RETRY_MAX_MS >= leaseEndsAt) break;
+        const d = run[sent++]!;
+        const answered = await this.#attempt(d, leaseEndsAt);
+        if (!answered) break;
+        recorded.push(
+          answered.recorded.catch((err: unknown) => {
+            log.warn(
+              { endpoint_id: d.endpoint_id, err: (err as Error).message },
+              'webhook attempt could not be recorded before its lease ended; it will be sent again',
+            );
+          }),
+        );
+      }
+    } catch (err) {
+      log.warn(
+        { endpoint_id: run[0]!.endpoint_id, err: (err as Error).message },
+        'webhook attempt could not be recorded before its lease ended; it will be sent again',
+      );
+    } finally {
+      await Promise.all(recorded);
+      // Not released (the store is unreachable): their lease expires and any process takes them.
+      await webhooksRepository.releaseUnsent(db, run.slice(sent)).catch(() => undefined);
+    }
+  }
+
+  /**
+   * One attempt. A 2xx gives the promise of its recording (the slot goes on meanwhile); anything
+   * else is recorded before it returns null, and the slot's run stops.
+   */
+  async #attempt(d: ClaimedDelivery, leaseEndsAt: number): Promise<{ recorded: Promise<void> } | null> {
     const { db, config, metrics, log } = this.#deps;
     const eventId = (await this.#deps.eventIds()).encode(d.workspace_id, [d.stamp, d.seq]);
     if (d.feed_json === null) {
@@ -262,7 +429,7 @@ export class WebhookDelivery {
         await webhooksRepository.release(tx, d);
       });
       log.warn({ endpoint_id: d.endpoint_id, event_id: eventId }, 'webhook event deleted by retention before delivery');
-      return;
+      return null;
     }
     // The event as GET /v2/events writes it, built now: data erased since (a deleted contact) is
     // not sent.
@@ -294,51 +461,36 @@ export class WebhookDelivery {
       },
       'webhook attempt',
     );
-    // The result is recorded while the lease is held, however many tries that takes (the store
-    // may be unreachable for a moment): a 2xx recorded is a delivery never sent again. Only a
-    // store unreachable until the lease ends leaves it to be sent again.
+    const eventType = eventTypeOf(d.feed_json);
+    if (result.outcome === 'acked') {
+      return {
+        recorded: this.#acks.record(
+          { delivery: d, status: result.status!, durationMs: result.durationMs, messageId: eventId, eventType },
+          leaseEndsAt,
+        ),
+      };
+    }
+    // Recorded while the lease is held, however many tries that takes.
     for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
       try {
-        await this.#record(d, result, attempt, eventId);
-        return;
+        await db.transaction(async (tx) => {
+          await this.#settleFailure(tx, d, result, attempt);
+          await webhooksRepository.recordAttempt(tx, {
+            endpointId: d.endpoint_id,
+            messageId: eventId,
+            eventType,
+            outcome: result.outcome,
+            status: result.status,
+            durationMs: result.durationMs,
+            error: result.error,
+          });
+        });
+        return null;
       } catch (err) {
         if (this.#stopped || Date.now() + wait >= leaseEndsAt - RECORD_RETRY_MAX_MS) throw err;
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
-  }
-
-  /** An attempt's result and its line in the history: a 2xx in one statement, a failure in one transaction. */
-  async #record(d: ClaimedDelivery, r: AttemptResult, attempt: number, eventId: string): Promise<void> {
-    const { db, log } = this.#deps;
-    const eventType = eventTypeOf(d.feed_json!);
-    if (r.outcome === 'acked') {
-      const { recovered } = await webhooksRepository.acknowledge(
-        db,
-        d,
-        { status: r.status!, durationMs: r.durationMs, messageId: eventId, eventType },
-        PAUSE_AFTER_FAILURES,
-      );
-      if (recovered > 0) {
-        log.info(
-          { endpoint_id: d.endpoint_id, recovered },
-          'webhook receiver answers again: its pending deliveries are due now',
-        );
-      }
-      return;
-    }
-    await db.transaction(async (tx) => {
-      await this.#settleFailure(tx, d, r, attempt);
-      await webhooksRepository.recordAttempt(tx, {
-        endpointId: d.endpoint_id,
-        messageId: eventId,
-        eventType,
-        outcome: r.outcome,
-        status: r.status,
-        durationMs: r.durationMs,
-        error: r.error,
-      });
-    });
   }
 
   async #settleFailure(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {

@@ -4,9 +4,11 @@
 // actually made to (a custom DNS lookup), so a name that resolves to a private address — at
 // creation or later, as in DNS rebinding — is refused all the same. No redirect is followed (a 3xx
 // is a failed attempt), the whole attempt has a time limit, and at most 64 KiB of the answer is read.
+// Connections are kept open between attempts to the same receiver (a few seconds at most), so a
+// backlog does not pay a connection per event; the address check holds for each new connection.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { WebhookTargetPolicy } from '../../config.js';
@@ -33,6 +35,21 @@ export interface OutboundRequest {
 
 export const USER_AGENT = 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/**
+ * How long a connection waits unused for the next attempt. Under the 5 s after which common servers
+ * (Node.js's among them) close an idle connection, so the receiver seldom closes one just as an
+ * attempt starts on it; when it does, the attempt is made again at once on a new connection.
+ */
+const IDLE_CONNECTION_MS = 4_000;
+/** Idle connections kept per receiver (host and port). */
+const IDLE_CONNECTIONS_PER_RECEIVER = 16;
+const agentOptions = {
+  keepAlive: true,
+  maxFreeSockets: IDLE_CONNECTIONS_PER_RECEIVER,
+  timeout: IDLE_CONNECTION_MS,
+  scheduling: 'lifo' as const,
+};
+const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
 /**
  * The only IPv6 addresses a public target has: global unicast (2000::/3) that ipaddr.js does not
@@ -107,20 +124,31 @@ function guardedLookup(policy: WebhookTargetPolicy): LookupFunction {
 }
 
 /** Sends one request and reports how it went; never throws. */
-export function sendOnce(req: OutboundRequest): Promise<AttemptResult> {
+export async function sendOnce(req: OutboundRequest): Promise<AttemptResult> {
   const started = performance.now();
+  let url: URL;
+  try {
+    url = checkTargetUrl(req.url, req.targets);
+  } catch (err) {
+    return { outcome: 'refused', status: null, error: (err as Error).message, durationMs: 0 };
+  }
+  const first = await sendOn(url, req, started, true);
+  // A kept connection the receiver closed just as the request went out: nothing reached it.
+  return first === 'closed by the receiver' ? ((await sendOn(url, req, started, false)) as AttemptResult) : first;
+}
+
+function sendOn(
+  url: URL,
+  req: OutboundRequest,
+  started: number,
+  mayReuse: boolean,
+): Promise<AttemptResult | 'closed by the receiver'> {
   const done = (outcome: AttemptOutcome, status: number | null, error: string | null): AttemptResult => ({
     outcome,
     status,
     error,
     durationMs: Math.round(performance.now() - started),
   });
-  let url: URL;
-  try {
-    url = checkTargetUrl(req.url, req.targets);
-  } catch (err) {
-    return Promise.resolve(done('refused', null, (err as Error).message));
-  }
   return new Promise((resolve) => {
     let settled = false;
     /** the status, once the answer's head has arrived: from then on only it counts */
@@ -133,11 +161,12 @@ export function sendOnce(req: OutboundRequest): Promise<AttemptResult> {
             status,
             status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`,
           );
-    const finish = (result: AttemptResult) => {
+    /** `keep`: the answer was read to its end, and the connection may serve the next attempt */
+    const finish = (result: AttemptResult | 'closed by the receiver', keep = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.destroy();
+      if (!keep) request.destroy();
       resolve(result);
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -150,34 +179,33 @@ export function sendOnce(req: OutboundRequest): Promise<AttemptResult> {
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(req.body)),
           'user-agent': USER_AGENT,
-          connection: 'close',
         },
-        // One connection per attempt: nothing pooled outlives the time limit.
-        agent: false,
+        agent: mayReuse ? agents[url.protocol as 'http:' | 'https:'] : false,
         lookup: guardedLookup(req.targets),
       },
       (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
         answered = status;
         // Only the status counts; the answer is read (up to the cap) so the receiver is not cut
-        // off mid-write, then the connection is closed.
+        // off mid-write, and the connection is kept for the next attempt once it is read whole.
         let read = 0;
-        const settle = () => finish(verdict(status));
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) settle();
+          if (read > MAX_RESPONSE_BYTES) finish(verdict(status));
         });
-        res.on('end', settle);
-        res.on('error', settle);
+        res.on('end', () => finish(verdict(status), true));
+        res.on('error', () => finish(verdict(status)));
       },
     );
     const timer = setTimeout(
       () =>
         finish(answered === null ? done('timeout', null, `no answer within ${req.timeoutMs} ms`) : verdict(answered)),
-      req.timeoutMs,
+      req.timeoutMs - (performance.now() - started),
     );
     request.on('error', (err: Error & { code?: string }) => {
       if (err instanceof TargetRefused || err.code === 'ETARGETREFUSED') finish(done('refused', null, err.message));
+      else if (request.reusedSocket && answered === null && (err.code === 'ECONNRESET' || err.code === 'EPIPE'))
+        finish('closed by the receiver');
       else finish(done('unreachable', null, err.code ? `${err.code}: ${err.message}` : err.message));
     });
     request.end(req.body);

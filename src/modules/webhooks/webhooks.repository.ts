@@ -57,6 +57,21 @@ export interface ClaimedDelivery {
   probe: boolean;
 }
 
+/** A 2xx to record: the delivery (with its lease) and what the attempt gave. */
+export interface Acknowledgement {
+  delivery: ClaimedDelivery;
+  status: number;
+  durationMs: number;
+  messageId: string;
+  eventType: string | null;
+}
+
+/** Pending deliveries of an endpoint made due at once because it answered again after being down. */
+export interface Recovered {
+  endpoint_id: string;
+  recovered: number;
+}
+
 const ENDPOINT_COLUMNS = `e.id, e.workspace_id, e.url, e.event_types AS events, e.scopes, e.status, e.status_reason,
   left(e.secret, 10) || '…' AS secret_hint, api_time(e.previous_secret_expires_at) AS previous_secret_expires_at,
   api_time(e.created_at) AS created_at, api_time(e.updated_at) AS updated_at`;
@@ -65,18 +80,23 @@ const LAST_SEQ = MAX_SEQ.toString();
 
 /**
  * Pending deliveries of one endpoint the claim looks at, in due order: enough to fill the
- * endpoint's room many times over when some are held back behind an earlier event of their
- * resource, and a bound on the claim's work whatever the backlog.
+ * endpoint's room (its slots, each with a run of deliveries) when some are held back behind an
+ * earlier event of their resource, and a bound on the claim's work whatever the backlog.
  */
-const SCAN_PER_ENDPOINT = 64;
+const SCAN_PER_ENDPOINT = 256;
 
 /**
- * The statement of `webhooksRepository.claim` ($1 take, $2 lease ms, $3 per endpoint, $4 per
- * workspace, $5 the salt of this claim's order of turns, $6 failures before probing); exported
- * for the test that checks its plan.
+ * The statement of `webhooksRepository.claim` ($1 slots to fill, $2 lease ms, $3 slots per
+ * endpoint, $4 slots per workspace, $5 the salt of this claim's order of turns, $6 failures before
+ * probing, $7 deliveries per slot of an endpoint that answers); exported for the test that checks
+ * its plan.
+ *
+ * A slot is one attempt in flight at a time: its deliveries share one lease token and are sent
+ * one after another, so the attempts in flight of an endpoint or a workspace are the distinct
+ * tokens of its leased deliveries.
  */
 export const CLAIM_SQL = `WITH in_flight AS (
-         SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+         SELECT endpoint_id, count(DISTINCT lease_token)::int AS n FROM webhook_deliveries
           WHERE acked_at IS NULL AND leased_until IS NOT NULL AND leased_until > now()
           GROUP BY endpoint_id
        ),
@@ -88,6 +108,8 @@ export const CLAIM_SQL = `WITH in_flight AS (
        endpoints AS (
          SELECT e.id, e.workspace_id, coalesce(h.failures_in_a_row >= $6::int, false) AS probing,
                 CASE WHEN h.failures_in_a_row >= $6::int THEN 1 ELSE $3::int END - coalesce(f.n, 0) AS room,
+                -- runs only for an endpoint whose last attempt answered 2xx
+                CASE WHEN h.endpoint_id IS NULL THEN $7::int ELSE 1 END AS run,
                 $4::int - coalesce(wf.n, 0) AS workspace_room
            FROM webhook_endpoints e
            JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
@@ -98,7 +120,9 @@ export const CLAIM_SQL = `WITH in_flight AS (
        ),
        due AS (
          SELECT ep.id AS endpoint_id, ep.workspace_id, ep.workspace_room, ep.probing, c.stamp, c.seq,
-                row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.stamp, c.seq) AS nth_of_endpoint
+                -- dealt out to the endpoint's free slots in turn, so a few due deliveries go out side by side
+                (row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.stamp, c.seq) - 1) % ep.room + 1
+                  AS slot_of_endpoint
            FROM endpoints ep
            CROSS JOIN LATERAL (
              SELECT d.stamp, d.seq, d.next_attempt_at
@@ -108,63 +132,72 @@ export const CLAIM_SQL = `WITH in_flight AS (
                       ORDER BY d.next_attempt_at, d.stamp, d.seq
                       LIMIT ${SCAN_PER_ENDPOINT}) d
               WHERE (d.leased_until IS NULL OR d.leased_until <= now())
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-                                 WHERE p.endpoint_id = ep.id AND p.resource_type = d.resource_type
-                                   AND p.resource_id = d.resource_id AND p.acked_at IS NULL
-                                   AND (p.stamp, p.seq) < (d.stamp, d.seq)
-                                OFFSET 0)
+                -- the earliest pending event of its resource (in the order of the resource's index)
+                AND (SELECT ROW(p.stamp, p.seq) FROM webhook_deliveries p
+                      WHERE p.endpoint_id = ep.id AND p.resource_type = d.resource_type
+                        AND p.resource_id = d.resource_id AND p.acked_at IS NULL
+                      ORDER BY p.stamp, p.seq LIMIT 1) = ROW(d.stamp, d.seq)
               ORDER BY d.next_attempt_at, d.stamp, d.seq
-              LIMIT greatest(ep.room, 0)
+              LIMIT greatest(ep.room, 0) * ep.run
            ) c
           WHERE ep.room > 0 AND ep.workspace_room > 0
        ),
        in_turn AS (
-         SELECT endpoint_id, workspace_id, workspace_room, probing, stamp, seq,
-                row_number() OVER (PARTITION BY workspace_id
-                                   ORDER BY nth_of_endpoint, hashtext(endpoint_id::text || $5)) AS nth_of_workspace
+         SELECT endpoint_id, workspace_id, workspace_room, probing, stamp, seq, slot_of_endpoint,
+                dense_rank() OVER (PARTITION BY workspace_id
+                                   ORDER BY slot_of_endpoint, hashtext(endpoint_id::text || $5)) AS slot_of_workspace
            FROM due
        ),
-       chosen AS (
-         SELECT endpoint_id, workspace_id, probing, stamp, seq FROM in_turn
-          WHERE nth_of_workspace <= workspace_room
-          ORDER BY nth_of_workspace, hashtext(workspace_id::text || $5)
-          LIMIT $1
+       turns AS (
+         SELECT *, dense_rank() OVER (ORDER BY slot_of_workspace, hashtext(workspace_id::text || $5),
+                                               hashtext(endpoint_id::text || $5), slot_of_endpoint) AS turn
+           FROM in_turn
+          WHERE slot_of_workspace <= workspace_room
+       ),
+       -- one lease token per slot (a volatile function: the CTE is computed once)
+       slots AS (
+         SELECT endpoint_id, slot_of_endpoint, gen_random_uuid() AS token
+           FROM (SELECT DISTINCT endpoint_id, slot_of_endpoint FROM turns WHERE turn <= $1) s
        ),
        -- a row another statement holds (a replay, an endpoint being deleted) is left for a later
        -- claim rather than waited for while every process's claims wait behind this one
        picked AS (
-         SELECT chosen.* FROM chosen
-           JOIN webhook_deliveries l ON l.endpoint_id = chosen.endpoint_id AND l.stamp = chosen.stamp AND l.seq = chosen.seq
+         SELECT t.endpoint_id, t.workspace_id, t.probing, t.stamp, t.seq, s.token, l.ctid AS row_id FROM turns t
+           JOIN slots s USING (endpoint_id, slot_of_endpoint)
+           JOIN webhook_deliveries l ON l.endpoint_id = t.endpoint_id AND l.stamp = t.stamp AND l.seq = t.seq
             FOR UPDATE OF l SKIP LOCKED
        )
        UPDATE webhook_deliveries t
-          SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+          SET leased_until = now() + $2::int * interval '1 millisecond', lease_token = picked.token
          FROM picked
          JOIN webhook_endpoints e ON e.id = picked.endpoint_id
          LEFT JOIN events ev ON ev.workspace_id = picked.workspace_id AND ev.stamp = picked.stamp AND ev.seq = picked.seq
-        WHERE t.endpoint_id = picked.endpoint_id AND t.stamp = picked.stamp AND t.seq = picked.seq
-          AND t.acked_at IS NULL
+        -- the row locked above, found by its place whatever the statistics say of the indexes
+        WHERE t.ctid = picked.row_id AND t.acked_at IS NULL
        RETURNING t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
                  t.lease_token, e.url, e.secret,
                  CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
                  ev.feed_json, picked.probing AS probe`;
 
 export interface ClaimPolicy {
-  /** attempts in flight per endpoint, across every process */
+  /** attempts in flight (slots) per endpoint, across every process */
   endpoint: number;
-  /** attempts in flight per workspace, across every process */
+  /** attempts in flight (slots) per workspace, across every process */
   workspace: number;
   /** failed attempts in a row after which an endpoint is tried with one attempt at a time */
   probeAfterFailures: number;
+  /** deliveries a slot of an endpoint that answers takes, sent one after another */
+  run: number;
 }
 
-export const claimParams = (take: number, leaseMs: number, policy: ClaimPolicy) => [
-  take,
+export const claimParams = (slots: number, leaseMs: number, policy: ClaimPolicy) => [
+  slots,
   leaseMs,
   policy.endpoint,
   policy.workspace,
   String(Math.random()),
   policy.probeAfterFailures,
+  policy.run,
 ];
 
 export const webhooksRepository = {
@@ -227,11 +260,15 @@ export const webhooksRepository = {
     return rows[0] ?? null;
   },
 
-  /** Every pending delivery due now with a fresh schedule (the endpoint was resumed). */
+  /**
+   * Every pending delivery due now with a fresh schedule (the endpoint was resumed). Those already
+   * due and never tried (a backlog gathered while it was disabled) are left as they are: enabling
+   * an endpoint costs what it changes, not the size of its backlog.
+   */
   async rescheduleAllPending(db: Queryable, id: string): Promise<void> {
     await db.query(
-      `UPDATE webhook_deliveries SET attempts = 0, next_attempt_at = now()
-        WHERE endpoint_id = $1 AND acked_at IS NULL`,
+      `UPDATE webhook_deliveries SET attempts = 0, next_attempt_at = least(next_attempt_at, now())
+        WHERE endpoint_id = $1 AND acked_at IS NULL AND (attempts > 0 OR next_attempt_at > now())`,
       [id],
     );
   },
@@ -366,10 +403,13 @@ export const webhooksRepository = {
        ), inserted AS (
          INSERT INTO webhook_deliveries (endpoint_id, stamp, seq, resource_type, resource_id, next_attempt_at)
          SELECT $1, p.stamp, p.seq, p.resource_type, p.resource_id,
-                -- not before an earlier event of its resource that waits for a retry
+                -- not before an earlier event of its resource that waits for a retry. Only those
+                -- due later than now are read: whichever index the planner takes (by resource, or by
+                -- due time from now on), it reads a few entries, never the endpoint's backlog
                 greatest(now(), (SELECT max(w.next_attempt_at) FROM webhook_deliveries w
                                   WHERE w.endpoint_id = $1 AND w.resource_type = p.resource_type
-                                    AND w.resource_id = p.resource_id AND w.acked_at IS NULL))
+                                    AND w.resource_id = p.resource_id AND w.acked_at IS NULL
+                                    AND w.next_attempt_at > now()))
            FROM picked p
          ON CONFLICT (endpoint_id, stamp, seq) DO NOTHING
        ), last AS (
@@ -398,18 +438,20 @@ export const webhooksRepository = {
   },
 
   /**
-   * Leases up to `take` due deliveries for `leaseMs`, serving endpoints and workspaces in turn
+   * Fills up to `slots` slots with due deliveries leased for `leaseMs`, serving endpoints and
+   * workspaces in turn
    * (docs/webhooks.md, "Fair delivery"). A delivery is due when it is not acknowledged, its time
    * has come, no other attempt holds it, its endpoint and workspace are active, and no earlier
    * event of the same resource is still pending for the endpoint: so one resource's events are
    * delivered in feed order whichever process holds them, while other resources go on.
    *
-   * Each endpoint has at most `policy.endpoint` attempts in flight and each workspace at most
+   * A slot holds one delivery, or a run of up to `policy.run` when the endpoint's last attempt
+   * answered 2xx: its deliveries are sent one after another, so a slot is one attempt in flight.
+   * Each endpoint has at most `policy.endpoint` slots and each workspace at most
    * `policy.workspace`, counted across every process: the claims of all processes take turns (a
    * transaction-scoped advisory lock, not waited for: null when another claim holds it), so each
-   * one counts the leases of the others. Among the
-   * due deliveries, every workspace gets its first before any gets its second, and so on; ties go
-   * in an order drawn anew at each claim.
+   * one counts the leases of the others. Among the due deliveries, every workspace gets its first
+   * slot before any gets its second, and so on; ties go in an order drawn anew at each claim.
    *
    * An endpoint whose last `policy.probeAfterFailures` attempts or more failed is not tried while
    * it is paused, then with one attempt at a time, a probe: its earliest pending delivery, due or
@@ -418,9 +460,10 @@ export const webhooksRepository = {
    * The shape fixes the plan whatever the statistics say: per active endpoint, a scan of its
    * index of pending deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones
    * held back by an earlier event of their resource included), and the ordering check as a
-   * subquery run per candidate (OFFSET 0 keeps it from becoming a join over the whole backlog).
+   * subquery run per candidate: the first of its resource's pending deliveries in the order of
+   * the index by resource, which no other index gives.
    */
-  async claim(db: Database, take: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[] | null> {
+  async claim(db: Database, slots: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[] | null> {
     return db.transaction(async (tx) => {
       // Not waited for: a process whose claim finds another's under way claims again a moment later.
       const { rows: turn } = await tx.query<{ mine: boolean }>(
@@ -429,55 +472,73 @@ export const webhooksRepository = {
         'webhook_claim_turn',
       );
       if (!turn[0]!.mine) return null;
-      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(take, leaseMs, policy), 'webhook_claim');
+      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(slots, leaseMs, policy), 'webhook_claim');
       return rows;
     });
   },
 
   /**
-   * A 2xx: acknowledged for good (only `replay` sends it again); `acked` is false when the lease
-   * was lost. The endpoint's record of failures is dropped; if it had failed `recoverAfter` times
-   * in a row or more (it was down), every pending delivery waiting for a retry is due now, with a
-   * fresh schedule (`recovered`), so a receiver back from downtime gets its backlog at once rather than at each
-   * event's next retry. Fewer failures between 2xx answers are events the receiver refuses, which
-   * keep their schedules. The attempt goes into the history in the same statement: one round
-   * trip, atomic without a transaction.
+   * 2xx answers, in one statement (one round trip, atomic without a transaction): each delivery
+   * whose lease is still held is acknowledged for good (only `replay` sends it again). The record
+   * of failures of each of their endpoints is dropped; an endpoint that had failed `recoverAfter`
+   * times in a row or more (it was down) has every pending delivery waiting for a retry due now,
+   * with a fresh schedule (`recovered`), so a receiver back from downtime gets its backlog at once
+   * rather than at each event's next retry. Fewer failures between 2xx answers are events the
+   * receiver refuses, which keep their schedules. Every attempt goes into the history. Answers how
+   * many were acknowledged (the others' leases were lost).
    */
   async acknowledge(
     db: Queryable,
-    d: ClaimedDelivery,
-    a: { status: number; durationMs: number; messageId: string; eventType: string | null },
+    acks: readonly Acknowledgement[],
     recoverAfter: number,
-  ): Promise<{ acked: boolean; recovered: number }> {
-    const { rows } = await db.query<{ acked: number; recovered: number }>(
-      `WITH acked AS (
-         UPDATE webhook_deliveries
-            SET acked_at = now(), leased_until = NULL, lease_token = NULL, attempts = attempts + 1,
-                last_status = $5, last_error = NULL, last_duration_ms = $6
-          WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4
-         RETURNING endpoint_id
+  ): Promise<{ acked: number; recovered: Recovered[] }> {
+    const { rows } = await db.query<{ acked: number; recovered: Recovered[] }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::int[], $6::int[], $7::text[], $8::text[])
+                    WITH ORDINALITY AS i(endpoint_id, stamp, seq, lease_token, status, duration_ms, message_id, event_type, nth)
+       ),
+       acked AS (
+         UPDATE webhook_deliveries d
+            SET acked_at = now(), leased_until = NULL, lease_token = NULL, attempts = d.attempts + 1,
+                last_status = i.status, last_error = NULL, last_duration_ms = i.duration_ms
+           FROM input i
+          WHERE d.endpoint_id = i.endpoint_id AND d.stamp = i.stamp AND d.seq = i.seq AND d.lease_token = i.lease_token
+         RETURNING d.endpoint_id, d.stamp, d.seq
        ),
        healed AS (
-         DELETE FROM webhook_endpoint_health h USING acked WHERE h.endpoint_id = acked.endpoint_id
+         DELETE FROM webhook_endpoint_health h USING (SELECT DISTINCT endpoint_id FROM acked) a
+          WHERE h.endpoint_id = a.endpoint_id
          RETURNING h.endpoint_id, h.failures_in_a_row
        ),
        recovered AS (
          UPDATE webhook_deliveries r SET next_attempt_at = now(), attempts = 0
            FROM healed
-          WHERE healed.failures_in_a_row >= $7::int
+          WHERE healed.failures_in_a_row >= $9::int
             AND r.endpoint_id = healed.endpoint_id AND r.acked_at IS NULL AND r.next_attempt_at > now()
-            AND (r.stamp, r.seq) <> ($2::bigint, $3::bigint)
-         RETURNING 1
+            AND NOT EXISTS (SELECT 1 FROM acked a WHERE a.endpoint_id = r.endpoint_id AND a.stamp = r.stamp AND a.seq = r.seq)
+         RETURNING r.endpoint_id
        ),
        logged AS (
          INSERT INTO webhook_attempts (endpoint_id, message_id, event_type, outcome, status, duration_ms)
-         VALUES ($1, $8, $9, 'acked', $5, $6)
+         SELECT endpoint_id, message_id, event_type, 'acked', status, duration_ms FROM input ORDER BY nth
        )
-       SELECT (SELECT count(*) FROM acked)::int AS acked, (SELECT count(*) FROM recovered)::int AS recovered`,
-      [d.endpoint_id, d.stamp, d.seq, d.lease_token, a.status, a.durationMs, recoverAfter, a.messageId, a.eventType],
+       SELECT (SELECT count(*) FROM acked)::int AS acked,
+              coalesce((SELECT json_agg(r) FROM (SELECT endpoint_id, count(*)::int AS recovered FROM recovered
+                                                  GROUP BY endpoint_id) r), '[]') AS recovered`,
+      [
+        acks.map((a) => a.delivery.endpoint_id),
+        acks.map((a) => a.delivery.stamp),
+        acks.map((a) => a.delivery.seq),
+        acks.map((a) => a.delivery.lease_token),
+        acks.map((a) => a.status),
+        acks.map((a) => a.durationMs),
+        acks.map((a) => a.messageId),
+        acks.map((a) => a.eventType),
+        recoverAfter,
+      ],
       'webhook_acknowledge',
     );
-    return { acked: rows[0]!.acked > 0, recovered: rows[0]!.recovered };
+    return rows[0]!;
   },
 
   /**
@@ -564,6 +625,18 @@ export const webhooksRepository = {
       'webhook_reschedule',
     );
     return rows[0]!.held > 0;
+  },
+
+  /** Lets another process (or this one) take deliveries of one slot at once: ones it will not send. */
+  async releaseUnsent(db: Queryable, slot: readonly ClaimedDelivery[]): Promise<void> {
+    if (slot.length === 0) return;
+    await db.query(
+      `UPDATE webhook_deliveries d SET leased_until = NULL, lease_token = NULL
+         FROM unnest($3::bigint[], $4::bigint[]) AS u(stamp, seq)
+        WHERE d.endpoint_id = $1 AND d.lease_token = $2 AND d.stamp = u.stamp AND d.seq = u.seq`,
+      [slot[0]!.endpoint_id, slot[0]!.lease_token, slot.map((d) => d.stamp), slot.map((d) => d.seq)],
+      'webhook_release_unsent',
+    );
   },
 
   /** Lets another process (or this one) take a delivery at once: an attempt this process gave up before sending. */
