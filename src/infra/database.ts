@@ -270,8 +270,11 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     transaction: (work) => transaction(null, work),
     transactionFrom: (opening, work) => transaction(opening, work),
     async listen(channel, onMessage, onLost) {
-      // LISTEN needs a connection of its own, outside the pool.
-      const client = new pg.Client({ connectionString: url, application_name: 'workspace-public-api-listener' });
+      // LISTEN needs a connection of its own, outside the pool; its name says what it listens to.
+      const client = new pg.Client({
+        connectionString: url,
+        application_name: `workspace-public-api-listener ${channel}`,
+      });
       let closing = false;
       client.on('notification', (msg) => {
         if (msg.channel === channel) onMessage(msg.payload ?? '');

@@ -1,7 +1,7 @@
 // The delivery loop each server process runs (WEBHOOK_DELIVERY=on). It turns when a committed change
 // wakes it (a notification on WAKE_CHANNEL, sent by the database at commit: db/migrations/0020),
-// when one of its attempts ends, and at every poll interval (retries that came due, and a
-// notification lost with its connection):
+// when one of its attempts ends, and at every poll interval (retries that came due; and, while no
+// subscription holds, events no notification announced):
 //   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one short transaction holding the endpoint's row (SKIP LOCKED:
 //      one process at a time), the events after its position become delivery rows and the
 //      position moves on. The feed never places a not-yet-visible event behind a visible one
@@ -43,6 +43,12 @@ export const RUN_PER_SLOT = 16;
 const ACKS_PER_STATEMENT = 500;
 /** How long a lost subscription to WAKE_CHANNEL waits before subscribing again (polls go on meanwhile). */
 const RESUBSCRIBE_MS = 1_000;
+/**
+ * How often every endpoint's feed is looked at while the subscription holds: the notifications
+ * announce every event, so this only guards against one lost in a way the connection did not
+ * show. Without a subscription, every poll looks.
+ */
+const SWEEP_INTERVAL_MS = 10_000;
 /** A lease outlives the request's time limit by this much, so it never expires under a live attempt. */
 const LEASE_MARGIN_MS = 5_000;
 /**
@@ -168,6 +174,8 @@ export class WebhookDelivery {
   /** the last turn found another process claiming */
   #claimAgainSoon = false;
   #unlisten: (() => Promise<void>) | null = null;
+  /** whether notifications arrive: then a poll only claims (retries that came due) */
+  #subscribed = false;
   #resubscribe: NodeJS.Timeout | null = null;
 
   constructor(deps: DeliveryDeps) {
@@ -214,6 +222,7 @@ export class WebhookDelivery {
   async #subscribe(): Promise<void> {
     if (this.#stopped) return;
     const lost = () => {
+      this.#subscribed = false;
       if (this.#stopped || this.#resubscribe) return;
       this.#resubscribe = setTimeout(() => {
         this.#resubscribe = null;
@@ -225,7 +234,11 @@ export class WebhookDelivery {
     };
     try {
       this.#unlisten = await this.#deps.db.listen(WAKE_CHANNEL, (workspaceId) => this.nudge(workspaceId), lost);
-      if (this.#stopped) await this.#unlisten();
+      if (this.#stopped) return void (await this.#unlisten());
+      this.#subscribed = true;
+      // What was committed while no notification could arrive: every endpoint is looked at now.
+      this.#enqueuedAt = 0;
+      this.#wake();
     } catch {
       lost();
     }
@@ -280,7 +293,7 @@ export class WebhookDelivery {
     const written = [...this.#written];
     this.#written.clear();
     let endpoints: string[];
-    if (Date.now() - this.#enqueuedAt >= config.pollIntervalMs) {
+    if (Date.now() - this.#enqueuedAt >= (this.#subscribed ? SWEEP_INTERVAL_MS : config.pollIntervalMs)) {
       endpoints = await webhooksRepository.endpointIds(db);
       this.#enqueuedAt = Date.now();
       this.#anyEndpoint = endpoints.length > 0;
