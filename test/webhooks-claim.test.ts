@@ -7,7 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../src/infra/database.js';
-import { CLAIM_SQL, claimParams, webhooksRepository } from '../src/modules/webhooks/webhooks.repository.js';
+import {
+  CLAIM_SQL,
+  REFILL_SQL,
+  claimParams,
+  webhooksRepository,
+  type ClaimedDelivery,
+} from '../src/modules/webhooks/webhooks.repository.js';
 import { RUN_PER_SLOT } from '../src/modules/webhooks/delivery.js';
 import { STORE } from './harness.js';
 import { ownTestStore, type OwnTestStore } from './webhooks-support.js';
@@ -52,14 +58,17 @@ interface PlanNode {
 }
 
 /** Delivery rows the claim read (returned by a scan or filtered out), from its EXPLAIN ANALYZE, and its time. */
-async function explainClaim(take: number): Promise<{ rowsRead: number; ms: number; plan: string }> {
+const explainClaim = (take: number) => explain(CLAIM_SQL, claimParams(take, LEASE_MS, LIMITS));
+
+/** Delivery rows a statement read (returned by a scan or filtered out), from its EXPLAIN ANALYZE, and its time. */
+async function explain(sql: string, params: unknown[]): Promise<{ rowsRead: number; ms: number; plan: string }> {
   const sentinel = new Error('roll back');
   let result: { rowsRead: number; ms: number; plan: string } | undefined;
   await db
     .transaction(async (tx) => {
       const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_SQL}`,
-        claimParams(take, LEASE_MS, LIMITS),
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+        params,
       );
       const [{ Plan, 'Execution Time': ms }] = rows[0]!['QUERY PLAN'];
       let rowsRead = 0;
@@ -144,5 +153,78 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
     assert.ok(afterwards.rowsRead <= 1_000, `the claim read ${afterwards.rowsRead} delivery rows: ${afterwards.plan}`);
     // The issue's bound for a claim at this backlog; the plan checks above are what make it hold.
     assert.ok(figures.claimMs.p50 < 50, `a claim took ${figures.claimMs.p50} ms (median)`);
+  });
+
+  test('a slot’s next run keeps its lease token: the endpoint stays at its cap, and a slot with nothing unrecorded gets none', async (t) => {
+    await db.query('UPDATE webhook_deliveries SET leased_until = NULL, lease_token = NULL WHERE acked_at IS NULL');
+    const slotsOf = async () => {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(DISTINCT lease_token)::int AS n FROM webhook_deliveries
+          WHERE endpoint_id = $1 AND acked_at IS NULL AND leased_until > now()`,
+        [backlogged],
+      );
+      return rows[0]!.n;
+    };
+    const acknowledge = async (ds: ClaimedDelivery[]) => {
+      const acks = ds.map((d) => ({
+        delivery: d,
+        status: 200,
+        durationMs: 1,
+        messageId: `evt_${d.stamp}`,
+        eventType: null,
+      }));
+      assert.equal((await webhooksRepository.acknowledge(db, acks, 5)).acked, ds.length);
+    };
+    const claimed = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!.filter(
+      (d) => d.endpoint_id === backlogged,
+    );
+    const tokens = [...new Set(claimed.map((d) => d.lease_token))];
+    assert.equal(tokens.length, 4, 'the backlogged endpoint fills its cap of slots');
+    const token = tokens[0]!;
+
+    const refilled = (await webhooksRepository.refill(db, backlogged, token, 32, LEASE_MS))!;
+    assert.equal(refilled.length, 32, 'a full next run');
+    assert.ok(refilled.every((d) => d.lease_token === token && d.endpoint_id === backlogged));
+    const held = new Set(claimed.map((d) => `${d.stamp}/${d.seq}`));
+    assert.ok(
+      refilled.every((d) => !held.has(`${d.stamp}/${d.seq}`)),
+      'none of the deliveries other slots hold',
+    );
+    assert.equal(await slotsOf(), 4, 'still 4 attempts in flight');
+    const more = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!;
+    assert.equal(more.filter((d) => d.endpoint_id === backlogged).length, 0, 'a claim finds no room for it');
+
+    const refill = await explain(REFILL_SQL, [backlogged, tokens[1], 32, LEASE_MS]);
+    t.diagnostic(`figures ${JSON.stringify({ refillRowsRead: refill.rowsRead, refillMs: refill.ms })}`);
+    assert.ok(refill.rowsRead <= 1_000, `the refill read ${refill.rowsRead} delivery rows: ${refill.plan}`);
+
+    // Every delivery of the slot recorded: it no longer counts, and another claim may take its place.
+    await acknowledge([...claimed.filter((d) => d.lease_token === token), ...refilled]);
+    assert.deepEqual(
+      await webhooksRepository.refill(db, backlogged, token, 32, LEASE_MS),
+      [],
+      'nothing for a finished slot',
+    );
+    assert.equal(await slotsOf(), 3);
+    const next = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!.filter((d) => d.endpoint_id === backlogged);
+    assert.equal(new Set(next.map((d) => d.lease_token)).size, 1, 'the freed slot, and only it, is dealt again');
+    assert.equal(await slotsOf(), 4);
+
+    // A refill takes its turn with the claims: while another statement holds it, none.
+    if (db.kind === 'postgres') {
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let taken: () => void = () => undefined;
+      const turnTaken = new Promise<void>((resolve) => (taken = resolve));
+      const holder = db.transaction(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook_claim', 0))");
+        taken();
+        await released;
+      });
+      await turnTaken;
+      assert.equal(await webhooksRepository.refill(db, backlogged, tokens[1]!, 32, LEASE_MS), null);
+      release();
+      await holder;
+    }
   });
 });

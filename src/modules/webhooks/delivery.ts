@@ -39,8 +39,24 @@ const ENQUEUE_BATCH = 1_000;
  * goes out without a claim per event, while the endpoint still has one attempt in flight per slot.
  */
 export const RUN_PER_SLOT = 16;
+/**
+ * How long a slot whose endpoint has a backlog keeps taking its next run: long enough that the
+ * claim's cost is spread over many runs, short enough that slots are dealt in turn again soon when
+ * other workspaces wait for one.
+ */
+const SLOT_TENURE_MS = 500;
+/** Deliveries a slot takes at a time after its first run: fewer statements that lease, each short. */
+const REFILL_SIZE = 2 * RUN_PER_SLOT;
+/** How soon a slot asks again for its next run when another statement had the claim's turn. */
+const REFILL_RETRY_MS = 2;
 /** 2xx answers recorded by one statement at most. */
 const ACKS_PER_STATEMENT = 500;
+/**
+ * The least time between two statements that record 2xx answers while more keep arriving: a
+ * backlog's answers are recorded by tens per statement, not a few. The first after a pause goes at
+ * once.
+ */
+const ACK_INTERVAL_MS = 10;
 /** How long a lost subscription to WAKE_CHANNEL waits before subscribing again (polls go on meanwhile). */
 const RESUBSCRIBE_MS = 1_000;
 /**
@@ -85,6 +101,14 @@ export interface DeliveryDeps {
 const after = (a: EventPosition, b: EventPosition): boolean =>
   BigInt(a[0]) > BigInt(b[0]) || (a[0] === b[0] && BigInt(a[1]) > BigInt(b[1]));
 
+/** Deliveries in feed order (by stamp, then sequence). */
+const inFeedOrder = (ds: ClaimedDelivery[]): ClaimedDelivery[] =>
+  ds.sort((x, y) =>
+    BigInt(x.stamp) < BigInt(y.stamp) || (x.stamp === y.stamp && BigInt(x.seq) < BigInt(y.seq)) ? -1 : 1,
+  );
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** `ms` moved by up to ±20%, so retries of many deliveries that failed together spread out. */
 export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
@@ -93,7 +117,7 @@ const eventTypeOf = (feedJson: string): string | null => /^\{"type":"([a-z_]+\.[
 
 /**
  * 2xx answers waiting to be recorded. The first waits for the current tick to end; those that
- * arrive while a statement runs go together in the next one. A statement that fails is tried again
+ * arrive while a statement runs go together in the next one, at most one every `ACK_INTERVAL_MS`. A statement that fails is tried again
  * for as long as the leases of its deliveries allow (the store may be unreachable for a moment): a
  * 2xx recorded is a delivery never sent again. Only a store unreachable until a lease ends leaves
  * that delivery to be sent again.
@@ -124,7 +148,13 @@ class AcknowledgementWriter {
   }
 
   async #writeAll(): Promise<void> {
-    while (this.#pending.length > 0) await this.#write(this.#pending.splice(0, ACKS_PER_STATEMENT));
+    while (this.#pending.length > 0) {
+      const started = Date.now();
+      await this.#write(this.#pending.splice(0, ACKS_PER_STATEMENT));
+      // Under a steady stream of answers, one statement per interval at most: many answers each.
+      const rest = started + ACK_INTERVAL_MS - Date.now();
+      if (rest > 0 && this.#pending.length > 0 && this.#pending.length < ACKS_PER_STATEMENT) await sleep(rest);
+    }
     this.#writing = false;
   }
 
@@ -162,7 +192,7 @@ export class WebhookDelivery {
   #stopped = false;
   /** when the feed was last turned into deliveries: turns woken by finished attempts only claim */
   #enqueuedAt = 0;
-  /** when a failed turn was last logged: a store that is down would otherwise log four lines a second */
+  /** when a failure of a turn or a slot's statement was last logged */
   #warnedAt = 0;
   /** workspaces with a committed change since the last turn: their endpoints are enqueued next */
   #written = new Set<string>();
@@ -269,15 +299,18 @@ export class WebhookDelivery {
     else this.#schedule(0);
   }
 
+  /** At most one line every 30 s: a store that is down would otherwise log several a second. */
+  #warn(err: unknown, message: string): void {
+    if (Date.now() - this.#warnedAt < 30_000) return;
+    this.#warnedAt = Date.now();
+    this.#deps.log.warn({ err: (err as Error).message }, message);
+  }
+
   #runTurn(): void {
     if (this.#stopped || this.#turn) return;
     this.#turn = this.#oneTurn()
-      .catch((err: unknown) => {
-        // The store is unreachable or a statement failed: the next turn tries again.
-        if (Date.now() - this.#warnedAt < 30_000) return;
-        this.#warnedAt = Date.now();
-        this.#deps.log.warn({ err: (err as Error).message }, 'webhook delivery turn failed');
-      })
+      // The store is unreachable or a statement failed: the next turn tries again.
+      .catch((err: unknown) => this.#warn(err, 'webhook delivery turn failed'))
       .finally(() => {
         this.#turn = null;
         const again = this.#again;
@@ -307,7 +340,15 @@ export class WebhookDelivery {
     }
     // While there is no endpoint at all, a turn is that one small query.
     if (!this.#anyEndpoint) return;
-    for (const id of new Set([...endpoints, ...this.#behind])) {
+    // Events just written are enqueued before the claim, so they go out in this turn; the rest of
+    // a backlog being enqueued batch by batch waits until the claim has filled the free slots.
+    await this.#enqueueAll(endpoints);
+    await this.#claim();
+    await this.#enqueueAll([...this.#behind].filter((id) => !endpoints.includes(id)));
+  }
+
+  async #enqueueAll(endpoints: readonly string[]): Promise<void> {
+    for (const id of endpoints) {
       if (this.#stopped) return;
       if (await this.#enqueue(id)) {
         this.#behind.add(id);
@@ -316,6 +357,11 @@ export class WebhookDelivery {
         this.#behind.delete(id);
       }
     }
+  }
+
+  /** Fills this process's free slots, each then run on its own. */
+  async #claim(): Promise<void> {
+    const { db, config } = this.#deps;
     const free = config.concurrency - this.#slots.size;
     if (free <= 0 || this.#stopped) return;
     const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
@@ -333,11 +379,12 @@ export class WebhookDelivery {
       return;
     }
     const slots = new Map<string, ClaimedDelivery[]>();
-    for (const d of claimed) slots.set(d.lease_token, [...(slots.get(d.lease_token) ?? []), d]);
+    for (const d of claimed) {
+      const run = slots.get(d.lease_token);
+      if (run) run.push(d);
+      else slots.set(d.lease_token, [d]);
+    }
     for (const run of slots.values()) {
-      run.sort((x, y) =>
-        BigInt(x.stamp) < BigInt(y.stamp) || (x.stamp === y.stamp && BigInt(x.seq) < BigInt(y.seq)) ? -1 : 1,
-      );
       const slot = this.#runSlot(run, leaseEndsAt).finally(() => {
         this.#slots.delete(slot);
         this.#wake();
@@ -389,17 +436,62 @@ export class WebhookDelivery {
 
   /**
    * A slot's deliveries, one after another, while each is answered 2xx and the lease outlasts
-   * another attempt and the recording of its result; the rest are released for any process to
-   * take. The slot ends once its answers are recorded.
+   * another attempt and the recording of its result. A slot whose run was full (a backlog) asks
+   * for its next run while it still has some to send, under its own lease, for up to
+   * `SLOT_TENURE_MS`: the backlog goes out without a gap, and then the slot ends so the claim
+   * deals slots in turn again. What it did not send is released for any process to take. The slot
+   * ends once its answers are recorded.
    */
   async #runSlot(run: ClaimedDelivery[], leaseEndsAt: number): Promise<void> {
     const { db, config, log } = this.#deps;
+    const leased = (ds: ClaimedDelivery[], endsAt: number) => inFeedOrder(ds).map((d) => ({ d, leaseEndsAt: endsAt }));
+    const queue = leased(run, leaseEndsAt);
+    const { endpoint_id: endpointId, lease_token: token, probe } = run[0]!;
+    const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+    // Drawn per slot, so slots that started together do not all end together.
+    const tenureEndsAt = Date.now() + withJitter(SLOT_TENURE_MS);
     const recorded: Promise<void>[] = [];
     let sent = 0;
+    let refillable = run.length >= RUN_PER_SLOT && !probe;
+    let refilling: Promise<void> | null = null;
+    /** the claim's turn was taken: the next refill waits a moment */
+    let turnTaken = false;
+    const refill = (): Promise<void> => {
+      // Taken before the statement: the new leases end no earlier than this.
+      const endsAt = Date.now() + leaseMs;
+      return webhooksRepository
+        .refill(db, endpointId, token, REFILL_SIZE, leaseMs)
+        .then(
+          (more) => {
+            turnTaken = more === null;
+            if (more === null) return;
+            queue.push(...leased(more, endsAt));
+            // a partial run: the backlog's end is near, and new deliveries are the claim's
+            refillable = more.length === REFILL_SIZE;
+          },
+          (err: unknown) => {
+            refillable = false;
+            this.#warn(err, 'webhook slot could not take its next run');
+          },
+        )
+        .finally(() => {
+          refilling = null;
+        });
+    };
     try {
-      while (sent < run.length && !this.#stopped) {
+      while (!this.#stopped) {
+        if (refillable && !refilling && queue.length - sent <= REFILL_SIZE / 2 && Date.now() < tenureEndsAt) {
+          if (turnTaken && sent === queue.length) await sleep(REFILL_RETRY_MS);
+          refilling = refill();
+        }
+        if (sent === queue.length) {
+          if (!refilling) break;
+          await refilling;
+          continue;
+        }
+        const { d, leaseEndsAt } = queue[sent]!;
         if (sent > 0 && Date.now() + config.timeoutMs + RECORD_RETRY_MAX_MS >= leaseEndsAt) break;
-        const d = run[sent++]!;
+        sent++;
         const answered = await this.#attempt(d, leaseEndsAt);
         if (!answered) break;
         recorded.push(
@@ -413,13 +505,20 @@ export class WebhookDelivery {
       }
     } catch (err) {
       log.warn(
-        { endpoint_id: run[0]!.endpoint_id, err: (err as Error).message },
+        { endpoint_id: endpointId, err: (err as Error).message },
         'webhook attempt could not be recorded before its lease ended; it will be sent again',
       );
     } finally {
+      refillable = false;
+      await refilling;
       await Promise.all(recorded);
       // Not released (the store is unreachable): their lease expires and any process takes them.
-      await webhooksRepository.releaseUnsent(db, run.slice(sent)).catch(() => undefined);
+      await webhooksRepository
+        .releaseUnsent(
+          db,
+          queue.slice(sent).map((q) => q.d),
+        )
+        .catch(() => undefined);
     }
   }
 

@@ -1,6 +1,6 @@
 // Webhook endpoints, their deliveries and the attempts log in SQL (db/migrations/0013). Secrets are
 // read only by the statements that sign (the claim) or that hand a new one to the owner once.
-import type { Database, Queryable } from '../../infra/database.js';
+import type { Database, Queryable, Statement } from '../../infra/database.js';
 import { MAX_SEQ, type EventPosition } from '../events/event-ids.js';
 import type { AttemptOutcome } from './http-target.js';
 
@@ -86,6 +86,39 @@ const LAST_SEQ = MAX_SEQ.toString();
 const SCAN_PER_ENDPOINT = 256;
 
 /**
+ * The due deliveries of one endpoint, in due order, at most `limit` (SQL expressions: the
+ * endpoint's id; whether it is being probed, when its earliest pending delivery is due whatever
+ * its time; the limit). Due: not acknowledged, its time has come, no lease holds it, and no earlier
+ * event of its resource is pending for the endpoint, so one resource's events go in feed order
+ * whichever slot or process sends them. One home for both statements that lease deliveries.
+ *
+ * Its plan is fixed whatever the statistics say: a scan of the endpoint's index of pending
+ * deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones held back by an
+ * earlier event of their resource included), and the ordering check as a subquery per candidate:
+ * the first of its resource's pending deliveries in the order of the index by resource.
+ */
+const dueOf = (endpoint: string, probing: string, limit: string) => `
+             SELECT d.stamp, d.seq, d.next_attempt_at
+               FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
+                       FROM webhook_deliveries d
+                      WHERE d.endpoint_id = ${endpoint} AND d.acked_at IS NULL AND (${probing} OR d.next_attempt_at <= now())
+                      ORDER BY d.next_attempt_at, d.stamp, d.seq
+                      LIMIT ${SCAN_PER_ENDPOINT}) d
+              WHERE (d.leased_until IS NULL OR d.leased_until <= now())
+                AND (SELECT ROW(p.stamp, p.seq) FROM webhook_deliveries p
+                      WHERE p.endpoint_id = ${endpoint} AND p.resource_type = d.resource_type
+                        AND p.resource_id = d.resource_id AND p.acked_at IS NULL
+                      ORDER BY p.stamp, p.seq LIMIT 1) = ROW(d.stamp, d.seq)
+              ORDER BY d.next_attempt_at, d.stamp, d.seq
+              LIMIT ${limit}`;
+
+/** What a leased delivery is sent with (the final statement of both lease statements). */
+const LEASED_COLUMNS = `t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
+                 t.lease_token, e.url, e.secret,
+                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+                 ev.feed_json`;
+
+/**
  * The statement of `webhooksRepository.claim` ($1 slots to fill, $2 lease ms, $3 slots per
  * endpoint, $4 slots per workspace, $5 the salt of this claim's order of turns, $6 failures before
  * probing, $7 deliveries per slot of an endpoint that answers); exported for the test that checks
@@ -124,22 +157,7 @@ export const CLAIM_SQL = `WITH in_flight AS (
                 (row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.stamp, c.seq) - 1) % ep.room + 1
                   AS slot_of_endpoint
            FROM endpoints ep
-           CROSS JOIN LATERAL (
-             SELECT d.stamp, d.seq, d.next_attempt_at
-               FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
-                       FROM webhook_deliveries d
-                      WHERE d.endpoint_id = ep.id AND d.acked_at IS NULL AND (ep.probing OR d.next_attempt_at <= now())
-                      ORDER BY d.next_attempt_at, d.stamp, d.seq
-                      LIMIT ${SCAN_PER_ENDPOINT}) d
-              WHERE (d.leased_until IS NULL OR d.leased_until <= now())
-                -- the earliest pending event of its resource (in the order of the resource's index)
-                AND (SELECT ROW(p.stamp, p.seq) FROM webhook_deliveries p
-                      WHERE p.endpoint_id = ep.id AND p.resource_type = d.resource_type
-                        AND p.resource_id = d.resource_id AND p.acked_at IS NULL
-                      ORDER BY p.stamp, p.seq LIMIT 1) = ROW(d.stamp, d.seq)
-              ORDER BY d.next_attempt_at, d.stamp, d.seq
-              LIMIT greatest(ep.room, 0) * ep.run
-           ) c
+           CROSS JOIN LATERAL (${dueOf('ep.id', 'ep.probing', 'greatest(ep.room, 0) * ep.run')}) c
           WHERE ep.room > 0 AND ep.workspace_room > 0
        ),
        in_turn AS (
@@ -174,10 +192,38 @@ export const CLAIM_SQL = `WITH in_flight AS (
          LEFT JOIN events ev ON ev.workspace_id = picked.workspace_id AND ev.stamp = picked.stamp AND ev.seq = picked.seq
         -- the row locked above, found by its place whatever the statistics say of the indexes
         WHERE t.ctid = picked.row_id AND t.acked_at IS NULL
-       RETURNING t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
-                 t.lease_token, e.url, e.secret,
-                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-                 ev.feed_json, picked.probing AS probe`;
+       RETURNING ${LEASED_COLUMNS}, picked.probing AS probe`;
+
+/**
+ * The statement of `webhooksRepository.refill` ($1 endpoint, $2 the slot's lease token, $3
+ * deliveries to add, $4 lease ms): the slot's next run, leased under its own token, so the
+ * endpoint's attempts in flight stay as many as they were. Only while the endpoint and its
+ * workspace are active, its last attempt answered 2xx (no record of failures), and the slot still
+ * holds a delivery it has not acknowledged: a slot whose deliveries were all recorded no longer
+ * counts against the caps, and another claim may have taken its place.
+ */
+export const REFILL_SQL = `WITH ep AS (
+         SELECT e.id, e.workspace_id FROM webhook_endpoints e
+           JOIN workspaces w ON w.id = e.workspace_id AND w.status = 'active'
+          WHERE e.id = $1::uuid AND e.status = 'active'
+            AND NOT EXISTS (SELECT 1 FROM webhook_endpoint_health h WHERE h.endpoint_id = e.id)
+            AND EXISTS (SELECT 1 FROM webhook_deliveries k
+                         WHERE k.endpoint_id = e.id AND k.lease_token = $2::uuid AND k.acked_at IS NULL
+                           AND k.leased_until > now())
+       ),
+       picked AS (
+         SELECT ep.workspace_id, c.stamp, c.seq, l.ctid AS row_id FROM ep
+          CROSS JOIN LATERAL (${dueOf('ep.id', 'false', '$3::int')}) c
+           JOIN webhook_deliveries l ON l.endpoint_id = ep.id AND l.stamp = c.stamp AND l.seq = c.seq
+            FOR UPDATE OF l SKIP LOCKED
+       )
+       UPDATE webhook_deliveries t
+          SET leased_until = now() + $4::int * interval '1 millisecond', lease_token = $2::uuid
+         FROM picked
+         JOIN webhook_endpoints e ON e.id = $1::uuid
+         LEFT JOIN events ev ON ev.workspace_id = picked.workspace_id AND ev.stamp = picked.stamp AND ev.seq = picked.seq
+        WHERE t.ctid = picked.row_id AND t.acked_at IS NULL
+       RETURNING ${LEASED_COLUMNS}, false AS probe`;
 
 export interface ClaimPolicy {
   /** attempts in flight (slots) per endpoint, across every process */
@@ -199,6 +245,26 @@ export const claimParams = (slots: number, leaseMs: number, policy: ClaimPolicy)
   policy.probeAfterFailures,
   policy.run,
 ];
+
+/**
+ * Runs `statement`, one that leases deliveries, in its turn among every such statement of every
+ * process (a transaction-scoped advisory lock), so its snapshot, taken after the turn began, counts
+ * the leases of all before it. The turn is not waited for (a waiting statement would hold a pool
+ * connection the API needs): null when another holds it, and the caller tries again a moment
+ * later. Two round trips: the turn with the BEGIN, the statement with the COMMIT.
+ */
+async function inLeaseTurn(db: Database, statement: Statement): Promise<ClaimedDelivery[] | null> {
+  return db.transactionFrom<{ mine: boolean }, ClaimedDelivery[] | null>(
+    {
+      sql: "SELECT pg_try_advisory_xact_lock(hashtextextended('webhook_claim', 0)) AS mine",
+      name: 'webhook_claim_turn',
+    },
+    async (tx, { rows: turn }) => {
+      if (!turn[0]!.mine) return null;
+      return (await tx.commitWith<ClaimedDelivery>(statement)).rows;
+    },
+  );
+}
 
 export const webhooksRepository = {
   /** A new endpoint, positioned at the feed's current end: it receives the changes made after it. */
@@ -438,42 +504,41 @@ export const webhooksRepository = {
   },
 
   /**
-   * Fills up to `slots` slots with due deliveries leased for `leaseMs`, serving endpoints and
-   * workspaces in turn
-   * (docs/webhooks.md, "Fair delivery"). A delivery is due when it is not acknowledged, its time
-   * has come, no other attempt holds it, its endpoint and workspace are active, and no earlier
-   * event of the same resource is still pending for the endpoint: so one resource's events are
-   * delivered in feed order whichever process holds them, while other resources go on.
+   * Fills up to `slots` slots with due deliveries (`dueOf`) leased for `leaseMs`, serving endpoints
+   * and workspaces in turn (docs/webhooks.md, "Fair delivery"), of active endpoints and workspaces.
    *
    * A slot holds one delivery, or a run of up to `policy.run` when the endpoint's last attempt
    * answered 2xx: its deliveries are sent one after another, so a slot is one attempt in flight.
    * Each endpoint has at most `policy.endpoint` slots and each workspace at most
-   * `policy.workspace`, counted across every process: the claims of all processes take turns (a
-   * transaction-scoped advisory lock, not waited for: null when another claim holds it), so each
-   * one counts the leases of the others. Among the due deliveries, every workspace gets its first
-   * slot before any gets its second, and so on; ties go in an order drawn anew at each claim.
+   * `policy.workspace`, counted across every process: every statement that leases takes its turn
+   * (`inLeaseTurn`; null when another holds it), so each one counts the leases of the others.
+   * Among the due deliveries, every workspace gets its first slot before any gets its second, and
+   * so on; ties go in an order drawn anew at each claim.
    *
    * An endpoint whose last `policy.probeAfterFailures` attempts or more failed is not tried while
    * it is paused, then with one attempt at a time, a probe: its earliest pending delivery, due or
    * not (the endpoint backs off as a whole, not event by event).
-   *
-   * The shape fixes the plan whatever the statistics say: per active endpoint, a scan of its
-   * index of pending deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones
-   * held back by an earlier event of their resource included), and the ordering check as a
-   * subquery run per candidate: the first of its resource's pending deliveries in the order of
-   * the index by resource, which no other index gives.
    */
   async claim(db: Database, slots: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[] | null> {
-    return db.transaction(async (tx) => {
-      // Not waited for: a process whose claim finds another's under way claims again a moment later.
-      const { rows: turn } = await tx.query<{ mine: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended('webhook_claim', 0)) AS mine",
-        [],
-        'webhook_claim_turn',
-      );
-      if (!turn[0]!.mine) return null;
-      const { rows } = await tx.query<ClaimedDelivery>(CLAIM_SQL, claimParams(slots, leaseMs, policy), 'webhook_claim');
-      return rows;
+    return inLeaseTurn(db, { sql: CLAIM_SQL, params: claimParams(slots, leaseMs, policy), name: 'webhook_claim' });
+  },
+
+  /**
+   * More deliveries for a slot that is sending a run (`REFILL_SQL`), so a backlog goes out without
+   * waiting for the slot to end and a claim to fill it again. Takes its turn with the claims (the
+   * same advisory lock, not waited for): null when another process or slot holds it.
+   */
+  async refill(
+    db: Database,
+    endpointId: string,
+    leaseToken: string,
+    take: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[] | null> {
+    return inLeaseTurn(db, {
+      sql: REFILL_SQL,
+      params: [endpointId, leaseToken, take, leaseMs],
+      name: 'webhook_refill',
     });
   },
 
