@@ -60,6 +60,12 @@ describe(`a receiver down, then back (${STORE})`, () => {
     }
     await sleep(2_500);
     const whileDown = receiver.deliveries.filter((d) => d.receivedAt < Date.now());
+    // The owner sees why nothing arrives: the failures, and the pause between probes.
+    const [failing] = (await ownerCommands.listWebhooks(server.owner, { workspaceId: ws.id })).filter(
+      (e) => e.id === created.id,
+    );
+    assert.ok(failing!.failures_in_a_row >= 5, `${failing!.failures_in_a_row} failures in a row listed`);
+    assert.ok(failing!.failing_since !== null && Date.parse(failing!.failing_since) >= startedAt - 1_000);
     const hangMs = Date.now() - startedAt;
     // The first attempts fail in fours (the endpoint's cap) until five have failed in a row; then
     // one probe at a time, after pauses that double. Without backing off, the cap would be kept
@@ -85,7 +91,9 @@ describe(`a receiver down, then back (${STORE})`, () => {
       const [row] = (await ownerCommands.listWebhooks(server.owner, { workspaceId: ws.id })).filter(
         (e) => e.id === created.id,
       );
-      return row!.pending === 0 && row!.status === 'active';
+      return (
+        row!.pending === 0 && row!.status === 'active' && row!.failures_in_a_row === 0 && row!.paused_until === null
+      );
     });
   });
 

@@ -71,8 +71,13 @@ export function printWebhooks(endpoints: EndpointWithBacklog[]): void {
       secret: e.secret_hint,
       why: e.status_reason,
       last_attempt: e.last_attempt_at ? `${e.last_outcome ?? ''} ${e.last_attempt_at}` : 'never',
+      failing:
+        e.failures_in_a_row > 0
+          ? `${e.failures_in_a_row} in a row since ${e.failing_since}` +
+            (e.paused_until ? `; paused until ${e.paused_until}` : '')
+          : '',
     })),
-    ['id', 'workspace_id', 'url', 'status', 'why', 'scopes', 'events', 'secret', 'pending', 'last_attempt'],
+    ['id', 'workspace_id', 'url', 'status', 'why', 'scopes', 'events', 'secret', 'pending', 'last_attempt', 'failing'],
   );
 }
 

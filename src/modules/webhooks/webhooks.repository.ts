@@ -27,6 +27,11 @@ export interface EndpointWithBacklog extends EndpointRow {
   oldest_pending_at: string | null;
   last_attempt_at: string | null;
   last_outcome: string | null;
+  /** failed attempts since its last 2xx (0: it answers) */
+  failures_in_a_row: number;
+  failing_since: string | null;
+  /** while it is paused after failing (docs/webhooks.md, "When a receiver is down"): until when */
+  paused_until: string | null;
 }
 
 export interface AttemptRow {
@@ -298,8 +303,11 @@ export const webhooksRepository = {
               (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.acked_at IS NULL) AS pending,
               (SELECT api_time(min(d.created_at)) FROM webhook_deliveries d
                 WHERE d.endpoint_id = e.id AND d.acked_at IS NULL) AS oldest_pending_at,
-              a.attempted_at AS last_attempt_at, a.outcome AS last_outcome
+              a.attempted_at AS last_attempt_at, a.outcome AS last_outcome,
+              coalesce(h.failures_in_a_row, 0) AS failures_in_a_row, api_time(h.failing_since) AS failing_since,
+              CASE WHEN h.paused_until > now() THEN api_time(h.paused_until) END AS paused_until
          FROM webhook_endpoints e
+         LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id
          LEFT JOIN LATERAL (SELECT api_time(attempted_at) AS attempted_at, outcome FROM webhook_attempts
                              WHERE endpoint_id = e.id ORDER BY id DESC LIMIT 1) a ON true
         WHERE $1::uuid IS NULL OR e.workspace_id = $1
