@@ -13,11 +13,10 @@
 // interrupted.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import * as prettier from 'prettier';
@@ -45,7 +44,7 @@ import {
   type AKind,
   type LatencyFigures,
 } from './noisy-client.js';
-import { adopt, definedOnly, freePort, processTree, ROOT, startServer, stopAll } from './processes.js';
+import { adopt, definedOnly, freePort, processTree, ROOT, runAsScript, startServer } from './processes.js';
 import { rewriteSection } from './report.js';
 import { wholeNumber } from './settings.js';
 
@@ -678,28 +677,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions | null {
   };
 }
 
-async function main(): Promise<void> {
-  const started = Date.now();
-  const log = (line: string) =>
-    process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+runAsScript(import.meta.url, 'bench:noisy', async (log) => {
   const options = parseNoisyOptions(process.argv.slice(2));
-  if (!options) return;
-  // Interrupted (Ctrl-C, a CI timeout): the servers and A's load go with us.
-  const interrupted = () => void stopAll().finally(() => process.exit(130));
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    await runNoisyNeighbour(options, log);
-  } finally {
-    await stopAll();
-  }
-  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`bench:noisy: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  });
-}
+  if (options) await runNoisyNeighbour(options, log);
+});

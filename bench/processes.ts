@@ -3,11 +3,21 @@
 // stopAll() (called from run.ts's finally) ends whatever is still running, so a failed run leaves
 // nothing behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface Server {
   name: string;
@@ -228,3 +238,33 @@ function commandName(pid: number): string {
 /** An environment without the variables set to undefined (which spawn would pass as "undefined"). */
 export const definedOnly = (env: Record<string, string | undefined>): Record<string, string> =>
   Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+
+/**
+ * Runs `main` when the module at `moduleUrl` is the script node was started with (not when it is
+ * imported by another benchmark): lines logged with the seconds since the start, the servers it
+ * started stopped however it ends (an interrupt, a CI timeout too), a failure printed under
+ * `name` with exit code 1.
+ */
+export function runAsScript(
+  moduleUrl: string,
+  name: string,
+  main: (log: (line: string) => void) => Promise<void>,
+): void {
+  const entry = process.argv[1];
+  if (!entry || moduleUrl !== pathToFileURL(realpathSync(entry)).href) return;
+  const started = Date.now();
+  const log = (line: string) =>
+    process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+  const interrupted = () => void stopAll().finally(() => process.exit(130));
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  main(log)
+    .finally(() => stopAll())
+    .then(
+      () => log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`),
+      (err: unknown) => {
+        process.stderr.write(`${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+        process.exitCode = 1;
+      },
+    );
+}

@@ -10,12 +10,11 @@
 //             events); receipts counted second by second from the enable, so a slow start (or a
 //             stall halfway) shows as its slowest second.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import prettier from 'prettier';
 import { loadConfig } from '../src/config.js';
@@ -25,7 +24,7 @@ import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { webhookCommands, type WebhookContext } from '../src/modules/webhooks/webhooks.service.js';
 import { BENCH_ORIGIN, withAdmin } from './dataset.js';
 import { percentile } from './load.js';
-import { ROOT, stopAll, type Server } from './processes.js';
+import { ROOT, runAsScript, type Server } from './processes.js';
 import { rewriteSection } from './report.js';
 import { startService } from './service.js';
 import { BATCH_SIZE } from './settings.js';
@@ -297,10 +296,7 @@ export function renderWebhookMarkdown(f: WebhookFigures): string {
   ].join('\n');
 }
 
-async function main(): Promise<void> {
-  const started = Date.now();
-  const log = (line: string) =>
-    process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+runAsScript(import.meta.url, 'bench:webhooks', async (log) => {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(
       'Usage: npm run bench:webhooks\n\nEnvironment: BENCH_WEBHOOKS_DATABASE_URL (default ' +
@@ -309,21 +305,5 @@ async function main(): Promise<void> {
     );
     return;
   }
-  const interrupted = () => void stopAll().finally(() => process.exit(130));
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    await runWebhookBench(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', log);
-  } finally {
-    await stopAll();
-  }
-  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`bench:webhooks: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  });
-}
+  await runWebhookBench(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', log);
+});
