@@ -97,10 +97,12 @@ const SCAN_PER_ENDPOINT = 256;
  * event of its resource is pending for the endpoint, so one resource's events go in feed order
  * whichever slot or process sends them. One home for both statements that lease deliveries.
  *
- * Its plan is fixed whatever the statistics say: a scan of the endpoint's index of pending
- * deliveries in due order that stops after `SCAN_PER_ENDPOINT` rows (due ones held back by an
- * earlier event of their resource included), and the ordering check as a subquery per candidate:
- * the first of its resource's pending deliveries in the order of the index by resource.
+ * The plan it is written for: a scan of the endpoint's index of pending deliveries in due order
+ * that stops after `SCAN_PER_ENDPOINT` rows (due ones held back by an earlier event of their
+ * resource included), and the ordering check as a subquery per candidate: the first of its
+ * resource's pending deliveries, read from the index by resource. PostgreSQL does not always
+ * choose it: statistics taken while the queue was small can make it read the check from the index
+ * by due time, the endpoint's whole backlog per candidate (docs/webhooks.md, "Known problem").
  */
 const dueOf = (endpoint: string, probing: string, limit: string) => `
              SELECT d.stamp, d.seq, d.next_attempt_at
