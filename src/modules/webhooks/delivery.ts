@@ -610,6 +610,7 @@ export class WebhookDelivery {
     const gone = r.status === 410;
     // A probe leaves the delivery's own schedule as it was: the endpoint's pause governs.
     const spent = !d.probe && attempt > schedule.length;
+    await webhooksRepository.holdAgainstEnqueue(tx, d.endpoint_id);
     const held = d.probe
       ? await webhooksRepository.releaseAfterProbe(tx, d, r)
       : await webhooksRepository.reschedule(tx, d, {

@@ -97,27 +97,40 @@ const SCAN_PER_ENDPOINT = 256;
  * event of its resource is pending for the endpoint, so one resource's events go in feed order
  * whichever slot or process sends them. One home for both statements that lease deliveries.
  *
- * The plan it is written for: a scan of the endpoint's index of pending deliveries in due order
- * that stops after `SCAN_PER_ENDPOINT` rows (due ones held back by an earlier event of their
- * resource included), and the ordering check as a subquery per candidate: the first of its
- * resource's pending deliveries, read from the index by resource. PostgreSQL does not always
- * choose it: statistics taken while the queue was small can make it read the check from the index
- * by due time, the endpoint's whole backlog per candidate (docs/webhooks.md, "Known problem").
+ * Every statement that sets a due time keeps one order: within a resource, pending deliveries are
+ * due in feed order (an event is enqueued no earlier than the pending ones of its resource, and a
+ * delivery put off carries the later ones of its resource with it, `carryResourceAlong`). So the
+ * earlier pending events of a candidate's resource come before it in the endpoint's due order, in
+ * the same scan: the check needs no lookup per candidate, and the plan is one range scan of the
+ * endpoint's index in due order that stops after `SCAN_PER_ENDPOINT` rows, whatever the statistics.
  */
 const dueOf = (endpoint: string, probing: string, limit: string) => `
              SELECT d.stamp, d.seq, d.next_attempt_at
-               FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
-                       FROM webhook_deliveries d
-                      WHERE d.endpoint_id = ${endpoint} AND d.acked_at IS NULL AND (${probing} OR d.next_attempt_at <= now())
-                      ORDER BY d.next_attempt_at, d.stamp, d.seq
-                      LIMIT ${SCAN_PER_ENDPOINT}) d
-              WHERE (d.leased_until IS NULL OR d.leased_until <= now())
-                AND (SELECT ROW(p.stamp, p.seq) FROM webhook_deliveries p
-                      WHERE p.endpoint_id = ${endpoint} AND p.resource_type = d.resource_type
-                        AND p.resource_id = d.resource_id AND p.acked_at IS NULL
-                      ORDER BY p.stamp, p.seq LIMIT 1) = ROW(d.stamp, d.seq)
+               FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.leased_until,
+                            row_number() OVER (PARTITION BY d.resource_type, d.resource_id
+                                               ORDER BY d.next_attempt_at, d.stamp, d.seq) AS nth_of_resource
+                       FROM (SELECT d.stamp, d.seq, d.next_attempt_at, d.resource_type, d.resource_id, d.leased_until
+                               FROM webhook_deliveries d
+                              WHERE d.endpoint_id = ${endpoint} AND d.acked_at IS NULL
+                                AND (${probing} OR d.next_attempt_at <= now())
+                              ORDER BY d.next_attempt_at, d.stamp, d.seq
+                              LIMIT ${SCAN_PER_ENDPOINT}) d) d
+              WHERE d.nth_of_resource = 1 AND (d.leased_until IS NULL OR d.leased_until <= now())
               ORDER BY d.next_attempt_at, d.stamp, d.seq
               LIMIT ${limit}`;
+
+/**
+ * The pending deliveries of the resource of each row of `moved` (a CTE of deliveries just given a
+ * later due time: endpoint_id, resource_type, resource_id, stamp, seq, next_attempt_at) that come
+ * after it in the feed are moved to its time when due earlier, so a resource's deliveries stay due
+ * in feed order (`dueOf`).
+ */
+const carryResourceAlong = (moved: string) => `
+         UPDATE webhook_deliveries l SET next_attempt_at = ${moved}.next_attempt_at
+           FROM ${moved}
+          WHERE l.endpoint_id = ${moved}.endpoint_id AND l.resource_type = ${moved}.resource_type
+            AND l.resource_id = ${moved}.resource_id AND l.acked_at IS NULL
+            AND (l.stamp, l.seq) > (${moved}.stamp, ${moved}.seq) AND l.next_attempt_at < ${moved}.next_attempt_at`;
 
 /** What a leased delivery is sent with (the final statement of both lease statements). */
 const LEASED_COLUMNS = `t.endpoint_id, picked.workspace_id, t.stamp::text AS stamp, t.seq::text AS seq, t.attempts,
@@ -455,6 +468,20 @@ export const webhooksRepository = {
   },
 
   /**
+   * Waits for and holds, until the transaction ends, the lock `lockForEnqueue` takes: a delivery
+   * put off (`reschedule`, `releaseAfterProbe`) carries the later pending events of its resource
+   * along, and an event enqueued meanwhile, from a snapshot that still showed the earlier due time,
+   * would be left due before it. Enqueuing skips the endpoint while it is held.
+   */
+  async holdAgainstEnqueue(db: Queryable, id: string): Promise<void> {
+    await db.query(
+      'SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE',
+      [id],
+      'webhook_hold_against_enqueue',
+    );
+  },
+
+  /**
    * Turns up to `take` events after `after` (of these resource types, and event types when given)
    * into deliveries, in one statement: one snapshot for the events and the workspace's clock.
    * Returns how many were found, the last one's position, and the clock: when fewer than `take`
@@ -648,31 +675,38 @@ export const webhooksRepository = {
 
   /**
    * A failed probe: the delivery keeps its attempts (the endpoint's pause governs meanwhile) and
-   * goes behind the endpoint's other pending deliveries, so the next probe tries another one: an
-   * event the receiver refuses for its content does not stand for the whole endpoint.
+   * goes behind the endpoint's other pending deliveries (the later events of its resource with it),
+   * so the next probe tries another one: an event the receiver refuses for its content does not
+   * stand for the whole endpoint.
    */
   async releaseAfterProbe(
     db: Queryable,
     d: ClaimedDelivery,
     r: { status: number | null; error: string | null; durationMs: number },
   ): Promise<boolean> {
-    const { rowCount } = await db.query(
-      `UPDATE webhook_deliveries
-          SET leased_until = NULL, lease_token = NULL,
-              next_attempt_at = greatest(now(), (SELECT max(o.next_attempt_at) FROM webhook_deliveries o
-                                                  WHERE o.endpoint_id = $1 AND o.acked_at IS NULL)) + interval '1 millisecond',
-              last_status = $5, last_error = $6, last_duration_ms = $7
-        WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4`,
+    const { rows } = await db.query<{ held: number }>(
+      `WITH probed AS (
+         UPDATE webhook_deliveries
+            SET leased_until = NULL, lease_token = NULL,
+                next_attempt_at = greatest(now(), (SELECT max(o.next_attempt_at) FROM webhook_deliveries o
+                                                    WHERE o.endpoint_id = $1 AND o.acked_at IS NULL)) + interval '1 millisecond',
+                last_status = $5, last_error = $6, last_duration_ms = $7
+          WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4
+         RETURNING endpoint_id, resource_type, resource_id, stamp, seq, next_attempt_at
+       ),
+       behind AS (${carryResourceAlong('probed')})
+       SELECT count(*)::int AS held FROM probed`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.status, r.error, r.durationMs],
       'webhook_release_after_probe',
     );
-    return rowCount > 0;
+    return rows[0]!.held > 0;
   },
 
   /**
    * A failed attempt: the next one at `retryInMs` (null: none is scheduled; due as soon as the
    * endpoint resumes). The later pending events of the same resource cannot go before it: they are
-   * moved to its time, so they never fill the claim's view of the endpoint while they wait.
+   * moved to its time (`carryResourceAlong`), so they never fill the claim's view of the endpoint
+   * while they wait.
    */
   async reschedule(
     db: Queryable,
@@ -688,13 +722,7 @@ export const webhooksRepository = {
           WHERE endpoint_id = $1 AND stamp = $2 AND seq = $3 AND lease_token = $4
          RETURNING endpoint_id, resource_type, resource_id, stamp, seq, next_attempt_at
        ),
-       behind AS (
-         UPDATE webhook_deliveries l SET next_attempt_at = head.next_attempt_at
-           FROM head
-          WHERE l.endpoint_id = head.endpoint_id AND l.resource_type = head.resource_type
-            AND l.resource_id = head.resource_id AND l.acked_at IS NULL
-            AND (l.stamp, l.seq) > (head.stamp, head.seq) AND l.next_attempt_at < head.next_attempt_at
-       )
+       behind AS (${carryResourceAlong('head')})
        SELECT count(*)::int AS held FROM head`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.retryInMs, r.status, r.error, r.durationMs],
       'webhook_reschedule',
