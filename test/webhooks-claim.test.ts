@@ -1,17 +1,21 @@
-// The claim of the webhook delivery loop under a backlog it must not pay for: 100,000 pending
-// deliveries of one endpoint, with the table's statistics taken while the queue was empty (and
-// autovacuum kept from taking them again), as on a deployment whose backlog grew between two
-// ANALYZE runs. The claim's plan (EXPLAIN ANALYZE of the very statement) must read a bounded number
-// of delivery rows whether that endpoint is disabled or active, and the endpoint, re-enabled, must
-// drain claim after claim. Runs on the store of this run (PostgreSQL: a database of its own).
+// The statements of the webhook delivery loop under a backlog they must not pay for: 100,000
+// pending deliveries of one endpoint, with the table's statistics taken while the queue was empty,
+// while it was small, or never (autovacuum kept from taking them again), as on a deployment whose
+// backlog grew between two ANALYZE runs. The claim's plan (EXPLAIN ANALYZE of the very statement)
+// must read a bounded number of delivery rows whether that endpoint is disabled or active, the
+// endpoint, re-enabled, must drain claim after claim, and the statements run through one connection
+// as a delivering process runs them must not keep a plan made while the queue was small. Runs on
+// the store of this run (PostgreSQL: a database of its own per part).
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import type { Database } from '../src/infra/database.js';
+import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import {
   CLAIM_SQL,
+  LEASE_PLAN_SETTINGS,
   REFILL_SQL,
   claimParams,
   webhooksRepository,
+  type Acknowledgement,
   type ClaimedDelivery,
 } from '../src/modules/webhooks/webhooks.repository.js';
 import { RUN_PER_SLOT } from '../src/modules/webhooks/delivery.js';
@@ -47,6 +51,10 @@ async function addPending(endpoint: string, count: number, resources: number, fr
   );
 }
 
+/** 2xx answers to `deliveries`, as a receiver answering at once gives them. */
+const answeredAtOnce = (deliveries: ClaimedDelivery[]): Acknowledgement[] =>
+  deliveries.map((d) => ({ delivery: d, status: 200, durationMs: 1, messageId: `evt_${d.stamp}`, eventType: null }));
+
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
@@ -60,12 +68,16 @@ interface PlanNode {
 /** Delivery rows the claim read (returned by a scan or filtered out), from its EXPLAIN ANALYZE, and its time. */
 const explainClaim = (take: number) => explain(CLAIM_SQL, claimParams(take, LEASE_MS, LIMITS));
 
-/** Delivery rows a statement read (returned by a scan or filtered out), from its EXPLAIN ANALYZE, and its time. */
+/**
+ * Delivery rows a statement that leases read (returned by a scan or filtered out), from its EXPLAIN
+ * ANALYZE under the settings its transaction runs with, and its time.
+ */
 async function explain(sql: string, params: unknown[]): Promise<{ rowsRead: number; ms: number; plan: string }> {
   const sentinel = new Error('roll back');
   let result: { rowsRead: number; ms: number; plan: string } | undefined;
   await db
     .transaction(async (tx) => {
+      await tx.query(`SELECT ${LEASE_PLAN_SETTINGS}`);
       const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
         params,
@@ -91,20 +103,23 @@ async function explain(sql: string, params: unknown[]): Promise<{ rowsRead: numb
 }
 
 /**
- * A store of its own whose webhook_deliveries statistics are those `takeStatistics` leaves (then
- * kept: autovacuum would take them again after the inserts), with BACKLOG pending deliveries of a
- * disabled endpoint and 10 due ones of another.
+ * A store of its own with BACKLOG pending deliveries of a disabled endpoint and 10 due ones of
+ * another, whose webhook_deliveries statistics are those ANALYZE took after `beforeBacklog` ran, or
+ * none at all (`analyze` false: a new deployment's table before autovacuum came by). Autovacuum is
+ * kept from taking them again after the inserts.
  */
-function withBacklog(prefix: string, takeStatistics: () => Promise<void>): void {
+function withBacklog(prefix: string, beforeBacklog: () => Promise<void>, analyze = true): void {
   before(async () => {
     store = await ownTestStore(prefix);
     db = store.db;
     backlogged = await newEndpoint('disabled');
     other = await newEndpoint('active');
     await db.query('ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false)');
-    await takeStatistics();
-    await db.query('ANALYZE webhook_deliveries');
-    await db.query('ANALYZE webhook_endpoints');
+    await beforeBacklog();
+    if (analyze) {
+      await db.query('ANALYZE webhook_deliveries');
+      await db.query('ANALYZE webhook_endpoints');
+    }
     await addPending(backlogged, BACKLOG, 1_000);
     await addPending(other, 10, 10);
   });
@@ -128,13 +143,7 @@ async function drainsClaimAfterClaim(t: TestContext): Promise<void> {
     const claimed = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!;
     ms.push(performance.now() - started);
     assert.ok(claimed.length > 0, `round ${round}: nothing claimed`);
-    const acks = claimed.map((d) => ({
-      delivery: d,
-      status: 200,
-      durationMs: 1,
-      messageId: `evt_${d.stamp}`,
-      eventType: null,
-    }));
+    const acks = answeredAtOnce(claimed);
     assert.equal((await webhooksRepository.acknowledge(db, acks, 5)).acked, claimed.length);
     drained += claimed.filter((d) => d.endpoint_id === backlogged).length;
   }
@@ -179,13 +188,7 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
       return rows[0]!.n;
     };
     const acknowledge = async (ds: ClaimedDelivery[]) => {
-      const acks = ds.map((d) => ({
-        delivery: d,
-        status: 200,
-        durationMs: 1,
-        messageId: `evt_${d.stamp}`,
-        eventType: null,
-      }));
+      const acks = answeredAtOnce(ds);
       assert.equal((await webhooksRepository.acknowledge(db, acks, 5)).acked, ds.length);
     };
     const claimed = (await webhooksRepository.claim(db, 8, LEASE_MS, LIMITS))!.filter(
@@ -242,16 +245,39 @@ describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and st
   });
 });
 
-// Statistics of a queue that had delivered a little and held a few pending deliveries: the claim's
-// estimated cost is then high enough for PostgreSQL to compile it just in time at every run
-// (hundreds of milliseconds each) unless the service's connections turn that off.
-describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and statistics of a small queue (${STORE})`, () => {
-  withBacklog('wsapi_webhook_claim_small', async () => {
-    const earlier = await newEndpoint('disabled');
-    await addPending(earlier, 3_000, 3_000);
-    await db.query('UPDATE webhook_deliveries SET acked_at = now()');
-    await addPending(earlier, 30, 30, 1_000_000);
+// Statistics of a queue that had delivered a little, with a few deliveries pending or none: they
+// make PostgreSQL expect a handful of pending rows per endpoint, where a scan of the endpoint's
+// whole backlog and a sort look as cheap as the scan in due order that stops early. With a few
+// pending, the claim's estimated cost is also high enough for PostgreSQL to compile it just in time
+// at every run (hundreds of milliseconds each) unless the service's connections turn that off.
+for (const pendingAtAnalyze of [30, 0]) {
+  describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending and statistics of 3,000 delivered and ${pendingAtAnalyze} pending (${STORE})`, () => {
+    withBacklog(`wsapi_webhook_claim_small_${pendingAtAnalyze}`, async () => {
+      const earlier = await newEndpoint('disabled');
+      await addPending(earlier, 3_000, 3_000);
+      await db.query('UPDATE webhook_deliveries SET acked_at = now()');
+      await addPending(earlier, pendingAtAnalyze, 30, 1_000_000);
+    });
+
+    test('re-enabled, the backlogged endpoint drains claim after claim, each reading a bounded number of rows', (t) =>
+      drainsClaimAfterClaim(t));
   });
+}
+
+// Never analyzed, with as many deliveries acknowledged before the backlog came: PostgreSQL then
+// knows the table's size but not how few of its rows are pending, and estimates a handful per
+// endpoint, where reading the endpoint's whole backlog and sorting it looks as cheap as the scan in
+// due order that stops early.
+describe(`the delivery claim with ${BACKLOG.toLocaleString('en')} pending after as many delivered, never analyzed (${STORE})`, () => {
+  withBacklog(
+    'wsapi_webhook_claim_unanalyzed',
+    async () => {
+      const earlier = await newEndpoint('disabled');
+      await addPending(earlier, BACKLOG, BACKLOG);
+      await db.query('UPDATE webhook_deliveries SET acked_at = now()');
+    },
+    false,
+  );
 
   test('re-enabled, the backlogged endpoint drains claim after claim, each reading a bounded number of rows', (t) =>
     drainsClaimAfterClaim(t));
@@ -301,5 +327,82 @@ describe(`the delivery claim keeps each resource's events in feed order through 
       [0, 1, 2],
       `the first three probes try three resources: ${tried.join(', ')}`,
     );
+  });
+});
+
+// The statements of delivery over a queue that grows from a few rows to 100,000 between two ANALYZE
+// runs, through one connection as a delivering process uses its own: a plan PostgreSQL kept from
+// when the queue was small (a prepared statement's generic plan: a sequential scan, or a bitmap
+// scan of the endpoint's whole backlog) would read every row at each run. Rows read are the
+// table's counters (sequential and index fetches) around each statement.
+describe(`the delivery statements after the queue grew from 20 to ${BACKLOG.toLocaleString('en')} pending, never analyzed (${STORE})`, () => {
+  let oneConnection: Database;
+  before(async () => {
+    store = await ownTestStore('wsapi_webhook_claim_grown');
+    db = store.db;
+    oneConnection = store.url ? createPostgresDatabase(store.url, 1) : db;
+    await oneConnection.query('SET stats_fetch_consistency = none');
+    await db.query('ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false)');
+  });
+  after(async () => {
+    if (oneConnection !== db) await oneConnection.close();
+    await store?.close();
+    store = undefined;
+  });
+
+  /** Rows of webhook_deliveries `work` read, by the table's counters once this connection reported them. */
+  async function rowsReadBy(work: () => Promise<unknown>): Promise<number> {
+    const read = async () => {
+      await oneConnection.query('SELECT pg_stat_force_next_flush()');
+      const { rows } = await oneConnection.query<{ n: string }>(
+        `SELECT (seq_tup_read + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables
+          WHERE relname = 'webhook_deliveries'`,
+      );
+      return Number(rows[0]!.n);
+    };
+    const before = await read();
+    await work();
+    return (await read()) - before;
+  }
+
+  test('claim, next run, release and acknowledgement each read a bounded number of rows', async (t) => {
+    // A history of deliveries made, as a deployment has: the table's size, without pending rows.
+    const earlier = await newEndpoint('disabled');
+    await addPending(earlier, BACKLOG, BACKLOG);
+    await db.query('UPDATE webhook_deliveries SET acked_at = now()');
+    const endpoint = await newEndpoint('active');
+    await addPending(endpoint, 20, 20);
+    const round = async () => {
+      const read = { claim: 0, refill: 0, releaseUnsent: 0, acknowledge: 0 };
+      let claimed: ClaimedDelivery[] = [];
+      read.claim = await rowsReadBy(async () => {
+        claimed = (await webhooksRepository.claim(oneConnection, 8, LEASE_MS, LIMITS))!;
+      });
+      assert.ok(claimed.length > 0, 'a claim takes deliveries');
+      let refilled: ClaimedDelivery[] = [];
+      read.refill = await rowsReadBy(async () => {
+        refilled = (await webhooksRepository.refill(oneConnection, endpoint, claimed[0]!.lease_token, 32, LEASE_MS))!;
+      });
+      read.releaseUnsent = await rowsReadBy(() => webhooksRepository.releaseUnsent(oneConnection, refilled));
+      const acks = answeredAtOnce(claimed);
+      read.acknowledge = await rowsReadBy(async () => {
+        assert.equal((await webhooksRepository.acknowledge(oneConnection, acks, 5)).acked, claimed.length);
+      });
+      return read;
+    };
+    // As many rounds as make PostgreSQL keep a generic plan of each prepared statement.
+    for (let i = 0; i < 8; i++) {
+      await round();
+      await addPending(endpoint, 20, 20, 1_000 * (i + 1));
+    }
+    await addPending(endpoint, BACKLOG, 1_000, 1_000_000);
+    const grown = [await round(), await round(), await round()];
+    t.diagnostic(`figures ${JSON.stringify(grown)}`);
+    for (const read of grown) {
+      assert.ok(read.claim > 0, "the table's counters report the rows read");
+      for (const [statement, rows] of Object.entries(read)) {
+        assert.ok(rows <= 2_000, `${statement} read ${rows} delivery rows with ${BACKLOG} pending`);
+      }
+    }
   });
 });

@@ -18,7 +18,8 @@ export interface ArrayRows {
 export interface Queryable {
   /**
    * Runs one statement. `name` makes PostgreSQL keep the parsed plan per connection (a prepared
-   * statement); use it for statements on the hot path whose text never varies.
+   * statement); use it for statements on the hot path whose text never varies and whose best plan
+   * does not change with a table's size (a kept plan is replaced only after the table is analyzed).
    */
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<QueryResult<R>>;
   /**

@@ -1,5 +1,11 @@
 // Webhook endpoints, their deliveries and the attempts log in SQL (db/migrations/0013). Secrets are
 // read only by the statements that sign (the claim) or that hand a new one to the owner once.
+//
+// Statements that read or write webhook_deliveries are not prepared (no statement name): each run
+// is planned with its values and the table's size at that moment. The queue can grow from a few
+// rows to 100,000 within seconds, long before autovacuum analyzes it again, and a plan kept from
+// when it was small (a sequential scan, or a scan of an endpoint's whole backlog) would read every
+// row at each run (test/webhooks-claim.test.ts).
 import type { Database, Queryable, Statement } from '../../infra/database.js';
 import { MAX_SEQ, type EventPosition } from '../events/event-ids.js';
 import type { AttemptOutcome } from './http-target.js';
@@ -267,6 +273,15 @@ export const claimParams = (slots: number, leaseMs: number, policy: ClaimPolicy)
 ];
 
 /**
+ * Plan settings for the transaction of a statement that leases (a select list item). No bitmap
+ * scans: when PostgreSQL expects a handful of pending deliveries per endpoint (a table never
+ * analyzed, or analyzed while few were pending), a bitmap scan of the endpoint's index and a sort
+ * look as cheap as `dueOf`'s scan in due order, and read the endpoint's whole backlog. Without
+ * them, the scan in due order, which needs no sort, is the cheapest plan whatever the estimate.
+ */
+export const LEASE_PLAN_SETTINGS = "set_config('enable_bitmapscan', 'off', true) AS plan_settings";
+
+/**
  * Runs `statement`, one that leases deliveries, in its turn among every such statement of every
  * process (a transaction-scoped advisory lock), so its snapshot, taken after the turn began, counts
  * the leases of all before it. The turn is not waited for (a waiting statement would hold a pool
@@ -276,7 +291,7 @@ export const claimParams = (slots: number, leaseMs: number, policy: ClaimPolicy)
 async function inLeaseTurn(db: Database, statement: Statement): Promise<ClaimedDelivery[] | null> {
   return db.transactionFrom<{ mine: boolean }, ClaimedDelivery[] | null>(
     {
-      sql: "SELECT pg_try_advisory_xact_lock(hashtextextended('webhook_claim', 0)) AS mine",
+      sql: `SELECT pg_try_advisory_xact_lock(hashtextextended('webhook_claim', 0)) AS mine, ${LEASE_PLAN_SETTINGS}`,
       name: 'webhook_claim_turn',
     },
     async (tx, { rows: turn }) => {
@@ -522,7 +537,6 @@ export const webhooksRepository = {
               (SELECT stamp::text FROM last) AS stamp, (SELECT seq::text FROM last) AS seq,
               coalesce((SELECT stamp_position(last_stamp) FROM workspace_clocks WHERE workspace_id = $2), 0)::text AS clock`,
       [endpointId, workspaceId, after[0], after[1], resourceTypes, eventTypes, take],
-      'webhook_enqueue',
     );
     const row = rows[0]!;
     return {
@@ -557,7 +571,7 @@ export const webhooksRepository = {
    * not (the endpoint backs off as a whole, not event by event).
    */
   async claim(db: Database, slots: number, leaseMs: number, policy: ClaimPolicy): Promise<ClaimedDelivery[] | null> {
-    return inLeaseTurn(db, { sql: CLAIM_SQL, params: claimParams(slots, leaseMs, policy), name: 'webhook_claim' });
+    return inLeaseTurn(db, { sql: CLAIM_SQL, params: claimParams(slots, leaseMs, policy) });
   },
 
   /**
@@ -575,7 +589,6 @@ export const webhooksRepository = {
     return inLeaseTurn(db, {
       sql: REFILL_SQL,
       params: [endpointId, leaseToken, take, leaseMs],
-      name: 'webhook_refill',
     });
   },
 
@@ -638,7 +651,6 @@ export const webhooksRepository = {
         acks.map((a) => a.eventType),
         recoverAfter,
       ],
-      'webhook_acknowledge',
     );
     return rows[0]!;
   },
@@ -697,7 +709,6 @@ export const webhooksRepository = {
        behind AS (${carryResourceAlong('probed')})
        SELECT count(*)::int AS held FROM probed`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.status, r.error, r.durationMs],
-      'webhook_release_after_probe',
     );
     return rows[0]!.held > 0;
   },
@@ -725,7 +736,6 @@ export const webhooksRepository = {
        behind AS (${carryResourceAlong('head')})
        SELECT count(*)::int AS held FROM head`,
       [d.endpoint_id, d.stamp, d.seq, d.lease_token, r.retryInMs, r.status, r.error, r.durationMs],
-      'webhook_reschedule',
     );
     return rows[0]!.held > 0;
   },
@@ -738,7 +748,6 @@ export const webhooksRepository = {
          FROM unnest($3::bigint[], $4::bigint[]) AS u(stamp, seq)
         WHERE d.endpoint_id = $1 AND d.lease_token = $2 AND d.stamp = u.stamp AND d.seq = u.seq`,
       [slot[0]!.endpoint_id, slot[0]!.lease_token, slot.map((d) => d.stamp), slot.map((d) => d.seq)],
-      'webhook_release_unsent',
     );
   },
 
@@ -794,7 +803,6 @@ export const webhooksRepository = {
                                                     WHERE d.endpoint_id = e.id AND d.acked_at IS NULL)), 0)::float8 AS seconds
          FROM webhook_endpoints e`,
       [],
-      'webhook_oldest_pending',
     );
     return rows;
   },
