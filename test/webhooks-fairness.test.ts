@@ -25,7 +25,8 @@ before(async () => {
     WEBHOOK_TARGETS: 'public+loopback',
   });
   receiver = await new Receiver().start();
-  receiver.answer = (d) => (d.path.startsWith('/hang/') ? 'hold' : { status: 204 });
+  receiver.answer = (d) =>
+    d.path.startsWith('/hang/') ? 'hold' : d.path === '/steady' ? { status: 204, delayMs: 5 } : { status: 204 };
   server = await startServer(env, STORE === 'postgres' ? ['--workers', '2'] : []);
 });
 
@@ -140,5 +141,33 @@ describe(`fair webhook delivery (${STORE === 'postgres' ? 'PostgreSQL, serve --w
       `hostile workspace held ${figures.peakInFlightHostileWorkspace} attempts at once`,
     );
     assert.ok(figures.peakInFlightHostileWorkspace >= 1);
+  });
+  test('a backlog to an endpoint that answers goes out in runs from both processes, never more than 4 attempts at once', async (t) => {
+    const steady = await workspaceWithEndpoints(['/steady']);
+    const batches = 6;
+    for (let b = 0; b < batches; b++) {
+      const items = Array.from({ length: 100 }, (_, i) => ({ external_id: `s-${b}-${i}`, name: `Steady ${b}-${i}` }));
+      await post('/v2/contacts/batch/upsert', steady.key, { items });
+    }
+    const received = () => receiver.deliveries.filter((d) => d.path === '/steady');
+    await waitFor(
+      'every event of the backlog to arrive',
+      () => new Set(received().map((d) => d.id)).size === batches * 100,
+      30_000,
+    );
+    await waitFor('every attempt to be answered', () => received().every((d) => d.closedAt !== null), 5_000);
+
+    const deliveries = received();
+    const figures = {
+      attempts: deliveries.length,
+      distinct: new Set(deliveries.map((d) => d.id)).size,
+      peakInFlight: peakInFlight(deliveries, Date.now()),
+      spanMs: Math.max(...deliveries.map((d) => d.receivedAt)) - Math.min(...deliveries.map((d) => d.receivedAt)),
+    };
+    t.diagnostic(`figures ${JSON.stringify(figures)}`);
+    assert.equal(figures.attempts, figures.distinct, 'each event sent once');
+    // WEBHOOK_ENDPOINT_CONCURRENCY's default, across both processes, while slots take their next runs.
+    assert.ok(figures.peakInFlight <= 4, `${figures.peakInFlight} attempts at once`);
+    assert.ok(figures.peakInFlight >= 2, 'the backlog went out in several slots side by side');
   });
 });

@@ -46,7 +46,7 @@ export const RUN_PER_SLOT = 16;
  */
 const SLOT_TENURE_MS = 500;
 /** Deliveries a slot takes at a time after its first run: fewer statements that lease, each short. */
-const REFILL_SIZE = 2 * RUN_PER_SLOT;
+const REFILL_SIZE = 4 * RUN_PER_SLOT;
 /** How soon a slot asks again for its next run when another statement had the claim's turn. */
 const REFILL_RETRY_MS = 2;
 /** 2xx answers recorded by one statement at most. */
@@ -56,7 +56,7 @@ const ACKS_PER_STATEMENT = 500;
  * backlog's answers are recorded by tens per statement, not a few. The first after a pause goes at
  * once.
  */
-const ACK_INTERVAL_MS = 10;
+const ACK_INTERVAL_MS = 20;
 /** How long a lost subscription to WAKE_CHANNEL waits before subscribing again (polls go on meanwhile). */
 const RESUBSCRIBE_MS = 1_000;
 /**
