@@ -12,6 +12,7 @@ import { contactBody, deadlocksSoFar, idem, sleep, startTestServer, STORE, type 
 import { ownTestStore, Receiver, waitFor, type OwnTestStore } from './webhooks-support.js';
 
 const SCHEDULE_MS = [150, 300, 300, 300];
+const TIMEOUT_MS = 800;
 let store: OwnTestStore | undefined;
 let db: Database;
 let server: TestServer;
@@ -26,7 +27,7 @@ before(async () => {
       webhooks: {
         delivery: true,
         retryScheduleMs: SCHEDULE_MS,
-        timeoutMs: 800,
+        timeoutMs: TIMEOUT_MS,
         targets: 'public+loopback',
         pollIntervalMs: 50,
         concurrency: 4,
@@ -417,6 +418,44 @@ describe('webhooks in one server', () => {
     assert.ok(r.deliveries[0]!.verified);
     assert.deepEqual(JSON.parse(r.deliveries[0]!.body).type, 'webhook.test');
     await ownerCommands.deleteWebhook(server.owner, { id: byName.id });
+  });
+
+  test('an endpoint deleted while its attempts are in flight: the 2xx answers recorded with theirs are kept at once, none sent again', async () => {
+    const doomed = await setup();
+    const kept = await setup();
+    const rDoomed = await receiver();
+    const rKept = await receiver();
+    rDoomed.answer = () => ({ status: 200, delayMs: 400 });
+    rKept.answer = () => ({ status: 200, delayMs: 400 });
+    const gone = await endpoint(doomed.ws.id, rDoomed.url);
+    const stays = await endpoint(kept.ws.id, rKept.url);
+    // Both endpoints' attempts in flight together, so their answers come back together and go
+    // into the same statements that record them.
+    await Promise.all([0, 1, 2].flatMap(() => [createContact(doomed.ws.key), createContact(kept.ws.key)]));
+    await waitFor('attempts in flight to both', () => rDoomed.deliveries.length >= 3 && rKept.deliveries.length >= 3);
+    await ownerCommands.deleteWebhook(server.owner, { id: gone.id });
+
+    await waitFor('the kept endpoint answered', () => rKept.acked().length >= 3);
+    const answeredAt = Math.max(...rKept.acked().map((d) => d.answeredAt!));
+    await waitFor(
+      'the kept endpoint’s answers recorded',
+      async () => {
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND acked_at IS NOT NULL',
+          [stays.id],
+        );
+        return rows[0]!.n === 3;
+      },
+      // Well inside the lease (the time limit and 5 s): a batch that failed on the deleted
+      // endpoint's answers would be retried until their lease ended, and then sent again.
+      2_000,
+    );
+    assert.ok(Date.now() - answeredAt < 2_000);
+    await sleep(TIMEOUT_MS + 5_000 - (Date.now() - answeredAt) + 500);
+    assert.equal(rKept.deliveries.length, 3, 'no delivery of the kept endpoint sent again');
+    const history = await ownerCommands.webhookDeliveries(server.owner, { id: stays.id });
+    assert.equal(history.attempts.filter((a) => a.outcome === 'acked').length, 3);
+    await ownerCommands.deleteWebhook(server.owner, { id: stays.id });
   });
 
   // The deletion locks the endpoint, then its deliveries; an attempt being settled holds its

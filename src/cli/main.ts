@@ -52,7 +52,7 @@ const USAGE = `Usage: workspace-api <command> [options]
   webhooks rotate-secret ID [--grace 24h] [--json]  new secret; the old one also signs for the grace
   webhooks test ID [--json]               send a test message now and print the outcome
   webhooks deliveries ID [--limit 50] [--json]  recent attempts: event, outcome, status, duration, error
-  webhooks replay ID --after EVENT_ID     deliver again every event after that one, and resume
+  webhooks replay ID --after EVENT_ID [--json]  deliver again every event after that one, and resume
 
 The store is PostgreSQL when DATABASE_URL is set, otherwise the embedded store in DATA_DIR (./data).`;
 
@@ -450,6 +450,12 @@ async function webhooks(config: Config, sub: string | undefined, arg: string | u
       );
   }
 }
+
+// A reader that stops early (`… | head`) closes the pipe: the output it wanted was written.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

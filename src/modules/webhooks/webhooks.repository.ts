@@ -419,6 +419,7 @@ export const webhooksRepository = {
     return rows;
   },
 
+  /** An attempt into the history of its endpoint, unless the endpoint was deleted meanwhile. */
   async recordAttempt(
     db: Queryable,
     a: {
@@ -433,7 +434,7 @@ export const webhooksRepository = {
   ): Promise<void> {
     await db.query(
       `INSERT INTO webhook_attempts (endpoint_id, message_id, event_type, outcome, status, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+       SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)`,
       [a.endpointId, a.messageId, a.eventType, a.outcome, a.status, a.durationMs, a.error],
       'webhook_attempt_record',
     );
@@ -599,7 +600,8 @@ export const webhooksRepository = {
    * times in a row or more (it was down) has every pending delivery waiting for a retry due now,
    * with a fresh schedule (`recovered`), so a receiver back from downtime gets its backlog at once
    * rather than at each event's next retry. Fewer failures between 2xx answers are events the
-   * receiver refuses, which keep their schedules. Every attempt goes into the history. Answers how
+   * receiver refuses, which keep their schedules. Every attempt goes into the history of its endpoint
+   * (unless the endpoint was deleted meanwhile). Answers how
    * many were acknowledged (the others' leases were lost).
    */
   async acknowledge(
@@ -633,9 +635,13 @@ export const webhooksRepository = {
             AND NOT EXISTS (SELECT 1 FROM acked a WHERE a.endpoint_id = r.endpoint_id AND a.stamp = r.stamp AND a.seq = r.seq)
          RETURNING r.endpoint_id
        ),
+       -- not for an endpoint deleted meanwhile: its history went with it, and a row for it would
+       -- fail the whole statement, the answers of every other endpoint with it
        logged AS (
          INSERT INTO webhook_attempts (endpoint_id, message_id, event_type, outcome, status, duration_ms)
-         SELECT endpoint_id, message_id, event_type, 'acked', status, duration_ms FROM input ORDER BY nth
+         SELECT i.endpoint_id, i.message_id, i.event_type, 'acked', i.status, i.duration_ms FROM input i
+          WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = i.endpoint_id)
+          ORDER BY i.nth
        )
        SELECT (SELECT count(*) FROM acked)::int AS acked,
               coalesce((SELECT json_agg(r) FROM (SELECT endpoint_id, count(*)::int AS recovered FROM recovered
