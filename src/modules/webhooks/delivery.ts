@@ -2,9 +2,10 @@
 // wakes it (a notification on WAKE_CHANNEL, sent by the database at commit: db/migrations/0020),
 // when one of its attempts ends, and at every poll interval (retries that came due; and, while no
 // subscription holds, events no notification announced):
-//   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one short transaction holding the endpoint's row (SKIP LOCKED:
-//      one process at a time), the events after its position become delivery rows and the
-//      position moves on. The feed never places a not-yet-visible event behind a visible one
+//   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one
+//      short transaction holding the endpoint's row (SKIP LOCKED: one process at a time; a held
+//      endpoint is looked at again TURN_RETRY_MS later), the events after its position become
+//      delivery rows and the position moves on. The feed never places a not-yet-visible event behind a visible one
 //      (docs/events.md), so a position never passes an event that commits later.
 //   2. claim: due deliveries are leased (a lease of the time limit plus a margin) in one short
 //      transaction into slots, endpoints and workspaces in turn, each up to its cap of slots
@@ -77,8 +78,11 @@ const PAUSE_AFTER_FAILURES = 5;
 /** Waits between tries to record an attempt's result while the store cannot be reached. */
 const RECORD_RETRY_FIRST_MS = 100;
 const RECORD_RETRY_MAX_MS = 1_000;
-/** How soon a turn that found another process claiming claims again. */
-const CLAIM_RETRY_MS = 10;
+/**
+ * How soon another turn comes after one that found the claim's turn taken, or an endpoint held by
+ * another transaction.
+ */
+const TURN_RETRY_MS = 10;
 /** The least time between two turns started because this process wrote (`nudge`). */
 const NUDGE_INTERVAL_MS = 20;
 const FIRST_PAUSE_MS = 1_000;
@@ -201,8 +205,8 @@ export class WebhookDelivery {
   #nudgedAt = 0;
   /** whether the last look at every endpoint found one */
   #anyEndpoint = false;
-  /** the last turn found another process claiming */
-  #claimAgainSoon = false;
+  /** the last turn found the claim's turn taken or an endpoint held: another comes soon */
+  #turnAgainSoon = false;
   #unlisten: (() => Promise<void>) | null = null;
   /** whether notifications arrive: then a poll only claims (retries that came due) */
   #subscribed = false;
@@ -314,10 +318,10 @@ export class WebhookDelivery {
       .finally(() => {
         this.#turn = null;
         const again = this.#again;
-        const soon = this.#claimAgainSoon;
+        const soon = this.#turnAgainSoon;
         this.#again = false;
-        this.#claimAgainSoon = false;
-        this.#schedule(again ? 0 : soon ? CLAIM_RETRY_MS : this.#deps.config.pollIntervalMs);
+        this.#turnAgainSoon = false;
+        this.#schedule(again ? 0 : soon ? TURN_RETRY_MS : this.#deps.config.pollIntervalMs);
       });
   }
 
@@ -342,20 +346,25 @@ export class WebhookDelivery {
     if (!this.#anyEndpoint) return;
     // Events just written are enqueued before the claim, so they go out in this turn; the rest of
     // a backlog being enqueued batch by batch waits until the claim has filled the free slots.
-    await this.#enqueueAll(endpoints);
+    await this.#enqueueAll(endpoints, true);
     await this.#claim();
-    await this.#enqueueAll([...this.#behind].filter((id) => !endpoints.includes(id)));
+    await this.#enqueueAll(
+      [...this.#behind].filter((id) => !endpoints.includes(id)),
+      false,
+    );
   }
 
-  async #enqueueAll(endpoints: readonly string[]): Promise<void> {
+  /** `claimFollows`: this turn claims after it; otherwise what is enqueued is claimed next turn. */
+  async #enqueueAll(endpoints: readonly string[], claimFollows: boolean): Promise<void> {
     for (const id of endpoints) {
       if (this.#stopped) return;
-      if (await this.#enqueue(id)) {
-        this.#behind.add(id);
-        this.#again = true;
-      } else {
-        this.#behind.delete(id);
-      }
+      const outcome = await this.#enqueue(id);
+      if (outcome === 'more' || outcome === 'held') this.#behind.add(id);
+      else this.#behind.delete(id);
+      if (outcome === 'more' || (outcome === 'some' && !claimFollows)) this.#again = true;
+      // A held endpoint is looked at again a moment later: what woke this turn may be its only
+      // announcement, and the next look at every endpoint is seconds away.
+      if (outcome === 'held') this.#turnAgainSoon = true;
     }
   }
 
@@ -375,7 +384,7 @@ export class WebhookDelivery {
     });
     if (claimed === null) {
       // Another process is claiming: this one's turn comes right after.
-      this.#claimAgainSoon = true;
+      this.#turnAgainSoon = true;
       return;
     }
     const slots = new Map<string, ClaimedDelivery[]>();
@@ -395,12 +404,17 @@ export class WebhookDelivery {
     if (slots.size === free) this.#again = true;
   }
 
-  /** Returns whether the batch was full: more of the endpoint's feed may wait. */
-  async #enqueue(endpointId: string): Promise<boolean> {
+  /**
+   * The endpoint's feed after its position into deliveries, one batch: 'more' when the batch was
+   * full (more of its feed may wait), 'some' or 'none' when it was not, and 'held' when another
+   * transaction holds the endpoint (another process enqueuing, an attempt being settled, the
+   * owner's command).
+   */
+  async #enqueue(endpointId: string): Promise<'more' | 'some' | 'none' | 'held'> {
     const { db } = this.#deps;
     return db.transaction(async (tx) => {
       const endpoint = await webhooksRepository.lockForEnqueue(tx, endpointId);
-      if (!endpoint) return false;
+      if (!endpoint) return 'held';
       const readable = readableResourceTypes(new Set(endpoint.scopes as Scope[]));
       const found = await webhooksRepository.enqueue(
         tx,
@@ -423,14 +437,14 @@ export class WebhookDelivery {
             'events after its position were deleted by retention before they were delivered; replay after a later event to resume',
             true,
           );
-          return false;
+          return 'none';
         }
       }
       let next: EventPosition = found.last ?? endpoint.position;
       const clock: EventPosition = [found.clock, LAST_SEQ];
       if (found.found < ENQUEUE_BATCH && after(clock, next)) next = clock;
       if (after(next, endpoint.position)) await webhooksRepository.movePosition(tx, endpointId, next);
-      return found.found === ENQUEUE_BATCH;
+      return found.found === ENQUEUE_BATCH ? 'more' : found.found > 0 ? 'some' : 'none';
     });
   }
 
