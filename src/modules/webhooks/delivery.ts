@@ -5,8 +5,9 @@
 //   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one
 //      short transaction holding the endpoint's row (SKIP LOCKED: one process at a time; a held
 //      endpoint is looked at again TURN_RETRY_MS later), the events after its position become
-//      delivery rows and the position moves on. The feed never places a not-yet-visible event behind a visible one
-//      (docs/events.md), so a position never passes an event that commits later.
+//      delivery rows and the position moves on. The feed never places a not-yet-visible event
+//      behind a visible one (docs/events.md), so a position never passes an event that commits
+//      later.
 //   2. claim: due deliveries are leased (a lease of the time limit plus a margin) in one short
 //      transaction into slots, endpoints and workspaces in turn, each up to its cap of slots
 //      across every process. A slot is one attempt in flight: its deliveries (a run of them when

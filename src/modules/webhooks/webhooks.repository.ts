@@ -108,7 +108,8 @@ const SCAN_PER_ENDPOINT = 256;
  * delivery put off carries the later ones of its resource with it, `carryResourceAlong`). So the
  * earlier pending events of a candidate's resource come before it in the endpoint's due order, in
  * the same scan: the check needs no lookup per candidate, and the plan is one range scan of the
- * endpoint's index in due order that stops after `SCAN_PER_ENDPOINT` rows, whatever the statistics.
+ * endpoint's index in due order that stops after `SCAN_PER_ENDPOINT` rows, whatever the statistics
+ * (with `LEASE_PLAN_SETTINGS`).
  */
 const dueOf = (endpoint: string, probing: string, limit: string) => `
              SELECT d.stamp, d.seq, d.next_attempt_at
