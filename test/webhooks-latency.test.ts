@@ -26,17 +26,26 @@ after(async () => {
   await running?.close();
 });
 
+/**
+ * A new workspace with an endpoint at the receiver's `path` (contacts:read, `events` when given),
+ * once the loop has had its first look at every endpoint: from then on it polls only every 10 s.
+ */
+async function subscribedWorkspace(path: string, events?: string[]) {
+  const ws = await server.workspace();
+  const created = await ownerCommands.createWebhook(server.owner, {
+    workspaceId: ws.id,
+    url: `${receiver.url}${path}`,
+    scopes: ['contacts:read'],
+    ...(events ? { events } : {}),
+  });
+  receiver.secrets = [created.secret];
+  await sleep(200);
+  return { ws, created };
+}
+
 describe(`webhooks sent on commit (${STORE})`, () => {
   test('with a 10 s poll, each change reaches the receiver within a second of its answer', async (t) => {
-    const ws = await server.workspace();
-    const created = await ownerCommands.createWebhook(server.owner, {
-      workspaceId: ws.id,
-      url: `${receiver.url}/latency`,
-      scopes: ['contacts:read'],
-    });
-    receiver.secrets = [created.secret];
-    // The loop's first look at every endpoint, after which it polls only every 10 s.
-    await sleep(200);
+    const { ws } = await subscribedWorkspace('/latency');
     const latencies: number[] = [];
     for (let i = 0; i < 10; i++) {
       const r = await server.request('POST', '/v2/contacts', { key: ws.key, body: contactBody(), idem: idem() });
@@ -54,15 +63,7 @@ describe(`webhooks sent on commit (${STORE})`, () => {
   });
 
   test('a change committed elsewhere (an owner deleting a contact) wakes delivery at once', async (t) => {
-    const ws = await server.workspace();
-    const created = await ownerCommands.createWebhook(server.owner, {
-      workspaceId: ws.id,
-      url: `${receiver.url}/elsewhere`,
-      scopes: ['contacts:read'],
-      events: ['contact.deleted'],
-    });
-    receiver.secrets = [created.secret];
-    await sleep(200);
+    const { ws } = await subscribedWorkspace('/elsewhere', ['contact.deleted']);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await server.request('POST', '/v2/contacts', { key: ws.key, body: contactBody(), idem: idem() });
@@ -88,14 +89,7 @@ describe(`webhooks sent on commit (${STORE})`, () => {
   // endpoint held so and must come back to it, not leave the change for the next look at every
   // endpoint, 10 s away.
   test('a change written while its endpoint is held goes out once the hold ends', async (t) => {
-    const ws = await server.workspace();
-    const created = await ownerCommands.createWebhook(server.owner, {
-      workspaceId: ws.id,
-      url: `${receiver.url}/held`,
-      scopes: ['contacts:read'],
-    });
-    receiver.secrets = [created.secret];
-    await sleep(200);
+    const { ws, created } = await subscribedWorkspace('/held');
     let releasedAt = 0;
     let written: Promise<{ status: number; json: any }> | undefined;
     await server.db.transaction(async (tx) => {
