@@ -306,11 +306,28 @@ function answerUnparsableRequest(
     socket.destroy();
     return;
   }
-  const error = new ApiError(err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'malformed_request');
+  const header = err.code === 'HPE_HEADER_OVERFLOW' ? null : unreadableHeader(err);
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large')
+      : header
+        ? new ApiError('invalid_header', {
+            message:
+              `The value of the ${header} header is not one line of visible characters (a line break or ` +
+              `control character was found in it; a value read from a file often ends in one).`,
+            details: { header },
+          })
+        : new ApiError('malformed_request');
   // Its one log line, like every request's: nothing of what it sent, which could not be parsed.
   log({ reqId: requestId, remoteAddress: socket.remoteAddress, res: { statusCode: error.status }, code: error.code });
   const body = JSON.stringify({
-    error: { type: error.type, code: error.code, message: error.message, request_id: requestId },
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(header ? { details: { header } } : {}),
+      request_id: requestId,
+    },
   });
   void rateLimitOf(socket.remoteAddress ?? 'unknown')
     .catch(() => null)
@@ -338,6 +355,22 @@ function answerUnparsableRequest(
         ].join('\r\n'),
       );
     });
+}
+
+/**
+ * The name of the header whose line Node's parser stopped in, when it stopped in a header line
+ * (a value with a line break or a control character: a key read from a file with its newline);
+ * null when it stopped in the request line or the name is not a header name. Only the name is
+ * taken from what was sent, never the value, and only when it is a short token.
+ */
+function unreadableHeader(err: Error & { bytesParsed?: number; rawPacket?: unknown }): string | null {
+  if (!Buffer.isBuffer(err.rawPacket) || typeof err.bytesParsed !== 'number') return null;
+  const sent = err.rawPacket.subarray(0, Math.min(err.bytesParsed, err.rawPacket.length));
+  const requestLineEnd = sent.indexOf('\n');
+  const lineStart = sent.lastIndexOf('\n', sent.length - 1) + 1;
+  if (requestLineEnd < 0 || lineStart <= requestLineEnd) return null;
+  const name = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}):/.exec(sent.subarray(lineStart).toString('latin1'));
+  return name ? name[1]! : null;
 }
 
 /**

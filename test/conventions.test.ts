@@ -464,6 +464,40 @@ describe('unusual requests end in the error object, never a 5xx', () => {
       assertError(r, r.status, r.json?.error?.type ?? '?');
     }
   });
+
+  test('a header value with a line break is refused with a message naming the header, never its value', async () => {
+    const port = Number(new URL(server.baseUrl).port);
+    const exchange = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        const answer: Buffer[] = [];
+        socket.on('data', (d: Buffer) => answer.push(d));
+        socket.once('error', reject);
+        socket.once('close', () => resolve(Buffer.concat(answer).toString('utf8')));
+        socket.once('connect', () => socket.write(`${head}\r\n\r\n`));
+      });
+    const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    // What `-H "Authorization: Bearer $(cat file)"` sends when the file holds more than the key.
+    const secret = ws.key.slice(-12);
+    for (const value of [`Bearer \nDemo key:\n${ws.key}`, `Bearer ${ws.key}\nTry it`, `Bearer ${ws.key}\r`]) {
+      const answer = await exchange(`GET /v1/contacts HTTP/1.1\r\nHost: t\r\nAuthorization: ${value}\r\nAccept: */*`);
+      assert.match(answer, /^HTTP\/1\.1 400 /, JSON.stringify(value));
+      const { error } = bodyOf(answer);
+      assert.equal(error.code, 'invalid_header');
+      assert.deepEqual(error.details, { header: 'Authorization' });
+      assert.match(error.message, /Authorization header .*line break/);
+      assert.ok(!answer.includes(secret), 'the answer never carries the value');
+    }
+    // A line that is no header at all, and a broken request line, name none.
+    for (const head of [
+      'GET /v1/contacts HTTP/1.1\r\nHost: t\r\nNot a header',
+      'GET /v1/con tacts HTTP/1.1\r\nHost: t',
+    ]) {
+      const { error } = bodyOf(await exchange(head));
+      assert.equal(error.code, 'malformed_request', head);
+      assert.equal(error.details, undefined);
+    }
+  });
 });
 
 describe('logs', () => {
