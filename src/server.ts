@@ -65,21 +65,32 @@ async function createDemo(ctx: OwnerContext, config: Config): Promise<void> {
   await ownerCommands.seed(ctx, { workspaceId: ws.id });
   const key = await ownerCommands.createKey(ctx, { workspaceId: ws.id, name: 'demo', scopes: [...SCOPES] });
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
-  const lines = [
-    '',
-    `Demo workspace created (${ws.id}) with sample contacts, appointments, conversations and more.`,
-    'Demo API key, shown this once (manage keys with bin/workspace-api keys ...):',
-    `  ${key.key}`,
-    'Try:',
-    `  curl -s '${base}/v1/contacts?limit=2' -H 'Authorization: Bearer ${key.key}'`,
-    '',
-  ].join('\n');
+  const summary = `Demo workspace created (${ws.id}) with sample contacts, appointments, conversations and more.`;
   if (process.stdout.isTTY) {
-    process.stdout.write(`${lines}\n`);
+    process.stdout.write(
+      [
+        '',
+        summary,
+        'Demo API key, shown this once (manage keys with bin/workspace-api keys ...):',
+        `  ${key.key}`,
+        'Try:',
+        `  curl -s '${base}/v1/contacts?limit=2' -H 'Authorization: Bearer ${key.key}'`,
+        '',
+        '',
+      ].join('\n'),
+    );
   } else {
-    // Not a terminal (a service manager, CI): keep the secret out of captured logs.
+    // Not a terminal (a service manager, CI): keep the secret out of captured logs. The file holds
+    // the key alone, so `$(cat file)` is the key and nothing else.
     const file = join(config.dataDir, 'demo-api-key.txt');
-    writeFileSync(file, `${lines}\n`, { mode: 0o600 });
-    process.stdout.write(`Demo workspace created; its API key and a curl line to try are in ${file}\n`);
+    writeFileSync(file, `${key.key}\n`, { mode: 0o600 });
+    process.stdout.write(
+      [
+        summary,
+        `Its API key is in ${file} (the key alone, readable by this account only). Try:`,
+        `  curl -s '${base}/v1/contacts?limit=2' -H "Authorization: Bearer $(cat '${file}')"`,
+        '',
+      ].join('\n'),
+    );
   }
 }

@@ -506,9 +506,12 @@ if (STORE === 'embedded') {
       const file = join(dir, 'demo-api-key.txt');
       assert.ok(existsSync(file), 'demo-api-key.txt was not written');
       assert.equal(statSync(file).mode & 0o777, 0o600, 'the key file is readable by its owner only');
-      const found = readFileSync(file, 'utf8').match(KEY);
+      // The key alone (and a final newline), so `API_KEY=$(cat file)` is the key and nothing else.
+      const held = readFileSync(file, 'utf8');
+      const found = held.match(KEY);
       assert.ok(found, 'demo-api-key.txt holds no API key');
       const demoKey = found[0];
+      assert.equal(held, `${demoKey}\n`, 'demo-api-key.txt holds the key alone');
       const { stdout, stderr } = demoServer.output();
       assert.ok(
         !stdout.includes(secretOf(demoKey)) && !stderr.includes(secretOf(demoKey)),
