@@ -11,17 +11,22 @@ import { createPostgresDatabase, type Database } from '../src/infra/database.js'
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
-import { adminQuery, cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
+import { findRedis, processDatabase } from './servers.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_admission_${randomUUID().slice(0, 8)}`;
-const DATABASE_URL = process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${ownDatabase}`;
+const database = await processDatabase('wsapi_admission');
+const redisServer = await findRedis();
+const DATABASE_URL = database.skip === undefined ? database.url : '';
+const REDIS_URL = redisServer.url ?? '';
+/** Why the tests that need PostgreSQL, or PostgreSQL and Redis, cannot run here; undefined when they can. */
+const withoutPostgres = database.skip;
+const withoutPostgresAndRedis = database.skip ?? redisServer.skip;
 
 let db: Database;
 let owner: OwnerContext;
 
 before(async () => {
-  if (ownDatabase) await adminQuery(`CREATE DATABASE ${ownDatabase}`);
+  if (withoutPostgres) return;
   db = createPostgresDatabase(DATABASE_URL, 4);
   await migrate(db);
   owner = { db, defaultRateLimitPerMinute: 600 };
@@ -30,7 +35,7 @@ before(async () => {
 after(async () => {
   await cleanUpProcesses();
   await db?.close();
-  if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
+  if (database.skip === undefined) await database.drop();
 });
 
 function serverEnv(redis: boolean, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -119,7 +124,7 @@ async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | un
   );
 }
 
-describe('two processes sharing Redis', () => {
+describe('two processes sharing Redis', { skip: withoutPostgresAndRedis }, () => {
   let a: ServerProcess;
   let b: ServerProcess;
   before(async () => {
@@ -135,90 +140,102 @@ describe('two processes sharing Redis', () => {
   });
 });
 
-describe('the default PostgreSQL deployment: serve with its default workers and no Redis', () => {
-  let cluster: ServerProcess;
-  let single: ServerProcess;
-  before(async () => {
-    [cluster, single] = await Promise.all([
-      startServer(serverEnv(false), ['--workers', '2']),
-      startServer(serverEnv(false)),
-    ]);
-  });
-  after(() => Promise.all([stopServer(cluster), stopServer(single)]));
-
-  test('a key of 3 places: of 12 requests over every process, exactly 3 run at once', async () => {
-    await exactlyLimitAdmitted([cluster, single, cluster], 3, 12);
-  });
-
-  test('a key without a limit of its own has the default 10 places across every process', async () => {
-    await exactlyLimitAdmitted([cluster, single], undefined, 16);
-  });
-});
-
-describe('load shedding in each process of a deployment without Redis (each saturated at 2 requests in flight)', () => {
-  let one: ServerProcess;
-  let two: ServerProcess;
-  before(async () => {
-    const env = serverEnv(false, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
-    [one, two] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
-  });
-  after(() => Promise.all([stopServer(one), stopServer(two)]));
-
-  test('in every process the key holding the most is refused with 503; a lighter key and the probes are served', async () => {
-    const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
-    const heavy = await ownerCommands.createKey(owner, {
-      workspaceId: ws.id,
-      name: 'heavy',
-      scopes: ['contacts:write'],
+describe(
+  'the default PostgreSQL deployment: serve with its default workers and no Redis',
+  { skip: withoutPostgres },
+  () => {
+    let cluster: ServerProcess;
+    let single: ServerProcess;
+    before(async () => {
+      [cluster, single] = await Promise.all([
+        startServer(serverEnv(false), ['--workers', '2']),
+        startServer(serverEnv(false)),
+      ]);
     });
-    const light = await ownerCommands.createKey(owner, {
-      workspaceId: ws.id,
-      name: 'light',
-      scopes: ['contacts:read'],
-    });
-    const created = await fetch(`${one.baseUrl}/v2/contacts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${heavy.key}`, 'content-type': 'application/json', 'idempotency-key': idem() },
-      body: JSON.stringify(contactBody()),
-    });
-    const contactId = ((await created.json()) as { data: { id: string } }).data.id;
-    const list = (s: ServerProcess) =>
-      fetch(`${s.baseUrl}/v2/contacts?limit=1`, { headers: { authorization: `Bearer ${light.key}` } });
-    for (const s of [one, two]) {
-      assert.equal((await patch(s, heavy.key, contactId, 0)).status, 200);
-      assert.equal((await list(s)).status, 200);
-    }
+    after(() => Promise.all([stopServer(cluster), stopServer(single)]));
 
-    const holder = new pg.Client({ connectionString: DATABASE_URL });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
-      // Two held requests of the heavy key in each process: each is saturated.
-      const held = [one, one, two, two].map((s, n) => patch(s, heavy.key, contactId, n + 1));
-      // Time for the four to reach the held contact; none may answer meanwhile.
-      await sleep(1_500);
-      assert.equal(
-        await Promise.race([Promise.all(held).then(() => 'answered'), sleep(10).then(() => 'held')]),
-        'held',
-      );
+    test('a key of 3 places: of 12 requests over every process, exactly 3 run at once', async () => {
+      await exactlyLimitAdmitted([cluster, single, cluster], 3, 12);
+    });
+
+    test('a key without a limit of its own has the default 10 places across every process', async () => {
+      await exactlyLimitAdmitted([cluster, single], undefined, 16);
+    });
+  },
+);
+
+describe(
+  'load shedding in each process of a deployment without Redis (each saturated at 2 requests in flight)',
+  { skip: withoutPostgres },
+  () => {
+    let one: ServerProcess;
+    let two: ServerProcess;
+    before(async () => {
+      const env = serverEnv(false, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
+      [one, two] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
+    });
+    after(() => Promise.all([stopServer(one), stopServer(two)]));
+
+    test('in every process the key holding the most is refused with 503; a lighter key and the probes are served', async () => {
+      const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
+      const heavy = await ownerCommands.createKey(owner, {
+        workspaceId: ws.id,
+        name: 'heavy',
+        scopes: ['contacts:write'],
+      });
+      const light = await ownerCommands.createKey(owner, {
+        workspaceId: ws.id,
+        name: 'light',
+        scopes: ['contacts:read'],
+      });
+      const created = await fetch(`${one.baseUrl}/v2/contacts`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${heavy.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idem(),
+        },
+        body: JSON.stringify(contactBody()),
+      });
+      const contactId = ((await created.json()) as { data: { id: string } }).data.id;
+      const list = (s: ServerProcess) =>
+        fetch(`${s.baseUrl}/v2/contacts?limit=1`, { headers: { authorization: `Bearer ${light.key}` } });
       for (const s of [one, two]) {
-        const shed = await patch(s, heavy.key, contactId, 99);
-        assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest key is shed`);
-        assert.equal(shed.json.error.code, 'server_overloaded');
-        assert.equal(shed.headers.get('retry-after'), '1');
-        assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter key is served`);
-        for (const probe of ['/healthz', '/readyz'])
-          assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
+        assert.equal((await patch(s, heavy.key, contactId, 0)).status, 200);
+        assert.equal((await list(s)).status, 200);
       }
-      await holder.query('COMMIT');
-      assert.deepEqual(
-        (await Promise.all(held)).map((r) => r.status),
-        [200, 200, 200, 200],
-      );
-    } finally {
-      await holder.end();
-    }
-    for (const s of [one, two]) assert.equal((await patch(s, heavy.key, contactId, 200)).status, 200, 'served again');
-  });
-});
+
+      const holder = new pg.Client({ connectionString: DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+        // Two held requests of the heavy key in each process: each is saturated.
+        const held = [one, one, two, two].map((s, n) => patch(s, heavy.key, contactId, n + 1));
+        // Time for the four to reach the held contact; none may answer meanwhile.
+        await sleep(1_500);
+        assert.equal(
+          await Promise.race([Promise.all(held).then(() => 'answered'), sleep(10).then(() => 'held')]),
+          'held',
+        );
+        for (const s of [one, two]) {
+          const shed = await patch(s, heavy.key, contactId, 99);
+          assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest key is shed`);
+          assert.equal(shed.json.error.code, 'server_overloaded');
+          assert.equal(shed.headers.get('retry-after'), '1');
+          assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter key is served`);
+          for (const probe of ['/healthz', '/readyz'])
+            assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
+        }
+        await holder.query('COMMIT');
+        assert.deepEqual(
+          (await Promise.all(held)).map((r) => r.status),
+          [200, 200, 200, 200],
+        );
+      } finally {
+        await holder.end();
+      }
+      for (const s of [one, two]) assert.equal((await patch(s, heavy.key, contactId, 200)).status, 200, 'served again');
+    });
+  },
+);

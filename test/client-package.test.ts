@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { withoutRegistry } from './servers.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
@@ -17,8 +18,10 @@ const CLIENT = join(ROOT, 'clients/typescript');
 let server: TestServer;
 let w: TestWorkspace;
 let dir: string;
+const noRegistry = await withoutRegistry();
 
 before(async () => {
+  if (noRegistry) return;
   server = await startTestServer();
   w = await server.workspace();
   dir = mkdtempSync(join(tmpdir(), 'client-package-'));
@@ -29,6 +32,7 @@ before(async () => {
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], { cwd: dir });
 });
 after(async () => {
+  if (noRegistry) return;
   await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -77,26 +81,30 @@ console.log(JSON.stringify({
 }));
 `;
 
-test('a fresh directory installs the packed client and a plain .mjs program uses it', async () => {
-  writeFileSync(join(dir, 'program.mjs'), PROGRAM);
-  const { stdout } = await run(process.execPath, ['program.mjs'], {
-    cwd: dir,
-    env: { ...process.env, BASE_URL: server.baseUrl, API_KEY: w.key },
-  });
-  const out = JSON.parse(stdout) as Record<string, unknown>;
-  assert.equal(out.results, 150, 'two requests, 100 then 50, results in input order');
-  assert.equal(out.created, 150);
-  assert.deepEqual(out.unchanged, ['unchanged', 'unchanged', 'unchanged']);
-  assert.equal(out.status, 200);
-  assert.match(String(out.requestId), /^req_/);
-  assert.equal(typeof out.remaining, 'number');
-  assert.equal(out.replayed, false);
-  assert.equal(out.listed, 150);
-  assert.match(String(out.missing), /^WorkspaceApiError: 404 resource_not_found: .+ \(request req_[\w-]+\)$/);
-  assert.deepEqual(out.refused, { offset: 100, bad: [100], written: 100, text: 'items 100 to 100' });
-});
+test(
+  'a fresh directory installs the packed client and a plain .mjs program uses it',
+  { skip: noRegistry },
+  async () => {
+    writeFileSync(join(dir, 'program.mjs'), PROGRAM);
+    const { stdout } = await run(process.execPath, ['program.mjs'], {
+      cwd: dir,
+      env: { ...process.env, BASE_URL: server.baseUrl, API_KEY: w.key },
+    });
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    assert.equal(out.results, 150, 'two requests, 100 then 50, results in input order');
+    assert.equal(out.created, 150);
+    assert.deepEqual(out.unchanged, ['unchanged', 'unchanged', 'unchanged']);
+    assert.equal(out.status, 200);
+    assert.match(String(out.requestId), /^req_/);
+    assert.equal(typeof out.remaining, 'number');
+    assert.equal(out.replayed, false);
+    assert.equal(out.listed, 150);
+    assert.match(String(out.missing), /^WorkspaceApiError: 404 resource_not_found: .+ \(request req_[\w-]+\)$/);
+    assert.deepEqual(out.refused, { offset: 100, bad: [100], written: 100, text: 'items 100 to 100' });
+  },
+);
 
-test('its declarations type-check a strict TypeScript consumer', async () => {
+test('its declarations type-check a strict TypeScript consumer', { skip: noRegistry }, async () => {
   writeFileSync(
     join(dir, 'consumer.mts'),
     `import { createWorkspaceApiClient, withMeta, type Contact } from '@workspace-public-api/client';

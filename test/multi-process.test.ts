@@ -11,11 +11,16 @@ import { createPostgresDatabase, type Database } from '../src/infra/database.js'
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, deadlocksSoFar, idem, propertyValue, sleep, TEXT_PROPERTIES } from './harness.js';
-import { adminQuery, cleanUpProcesses, NO_SHEDDING, startServer, stopServer, type ServerProcess } from './processes.js';
+import { cleanUpProcesses, NO_SHEDDING, startServer, stopServer, type ServerProcess } from './processes.js';
+import { findRedis, processDatabase } from './servers.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ownDatabase = process.env.DATABASE_URL ? null : `wsapi_multiprocess_${randomUUID().slice(0, 8)}`;
-const DATABASE_URL = process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${ownDatabase}`;
+const database = await processDatabase('wsapi_multiprocess');
+const redisServer = await findRedis();
+const DATABASE_URL = database.skip === undefined ? database.url : '';
+const REDIS_URL = redisServer.url ?? '';
+/** Why the tests that need PostgreSQL, or PostgreSQL and Redis, cannot run here; undefined when they can. */
+const withoutPostgres = database.skip;
+const withoutPostgresAndRedis = database.skip ?? redisServer.skip;
 
 let db: Database;
 let owner: OwnerContext;
@@ -23,7 +28,7 @@ let a: ServerProcess;
 let b: ServerProcess;
 
 before(async () => {
-  if (ownDatabase) await adminQuery(`CREATE DATABASE ${ownDatabase}`);
+  if (withoutPostgres) return;
   db = createPostgresDatabase(DATABASE_URL, 4);
   await migrate(db);
   owner = { db, defaultRateLimitPerMinute: 600 };
@@ -37,13 +42,14 @@ before(async () => {
     ...NO_SHEDDING,
   };
   delete env.NODE_TEST_CONTEXT;
+  if (withoutPostgresAndRedis) return;
   [a, b] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
 });
 
 after(async () => {
   await cleanUpProcesses();
   await db?.close();
-  if (ownDatabase) await adminQuery(`DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`);
+  if (database.skip === undefined) await database.drop();
 });
 
 async function newKey(
@@ -309,7 +315,7 @@ async function crossOnce(servers: ServerProcess[], mayFail: boolean): Promise<bo
   return true;
 }
 
-describe('two server processes sharing PostgreSQL and Redis', () => {
+describe('two server processes sharing PostgreSQL and Redis', { skip: withoutPostgresAndRedis }, () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
     const remaining: number[] = [];
@@ -454,161 +460,170 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
   });
 });
 
-describe('the default PostgreSQL deployment: serve with its default workers and no Redis', () => {
-  // Two workers (the default is one per core) and a second process beside them: three processes
-  // that must agree through PostgreSQL alone.
-  let cluster: ServerProcess;
-  let single: ServerProcess;
-  before(async () => {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL,
-      LOG_LEVEL: 'warn',
-      ...NO_SHEDDING,
-      DEMO_ON_FIRST_START: 'false',
-    };
-    delete env.REDIS_URL;
-    delete env.NODE_TEST_CONTEXT;
-    [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
-  });
-  after(() => Promise.all([stopServer(cluster), stopServer(single)]));
+describe(
+  'the default PostgreSQL deployment: serve with its default workers and no Redis',
+  { skip: withoutPostgres },
+  () => {
+    // Two workers (the default is one per core) and a second process beside them: three processes
+    // that must agree through PostgreSQL alone.
+    let cluster: ServerProcess;
+    let single: ServerProcess;
+    before(async () => {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        DATABASE_URL,
+        LOG_LEVEL: 'warn',
+        ...NO_SHEDDING,
+        DEMO_ON_FIRST_START: 'false',
+      };
+      delete env.REDIS_URL;
+      delete env.NODE_TEST_CONTEXT;
+      [cluster, single] = await Promise.all([startServer(env, ['--workers', '2']), startServer(env)]);
+    });
+    after(() => Promise.all([stopServer(cluster), stopServer(single)]));
 
-  test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot; the usage trail counts every request', async () => {
-    {
-      const { key, keyId } = await newKey({ rateLimitPerMinute: 60, scopes: ['contacts:read'] });
-      const started = Date.now();
-      const answers = await Promise.all(
-        Array.from({ length: 90 }, (_, i) => call(i % 3 === 0 ? single : cluster, 'GET', '/v1/contacts?limit=1', key)),
-      );
-      // The quota refills one request a second: a burst that takes longer than a second on a busy
-      // machine may rightly pass one more per second it took (with per-process counts: all 90).
-      const refilled = Math.floor((Date.now() - started) / 1000);
-      const passed = answers.filter((r) => r.status === 200).length;
-      assert.ok(passed >= 60 && passed <= 60 + refilled, `${passed} of 90 passed in ${Date.now() - started} ms`);
-      const waits = answers.filter((r) => r.status === 429).map((r) => Number(r.headers.get('retry-after')));
-      assert.equal(waits.length, 90 - passed);
-      assert.ok(
-        waits.every((s) => s >= 1 && s <= 2),
-        `Retry-After ${[...new Set(waits)].join(',')}`,
-      );
-      await sleep(Math.max(...waits) * 1000);
-      assert.equal((await call(single, 'GET', '/v1/contacts?limit=1', key)).status, 200, 'passes after Retry-After');
+    test('a 60/min key passes exactly 60 of a 90-request burst spread over the workers; Retry-After is the next slot; the usage trail counts every request', async () => {
+      {
+        const { key, keyId } = await newKey({ rateLimitPerMinute: 60, scopes: ['contacts:read'] });
+        const started = Date.now();
+        const answers = await Promise.all(
+          Array.from({ length: 90 }, (_, i) =>
+            call(i % 3 === 0 ? single : cluster, 'GET', '/v1/contacts?limit=1', key),
+          ),
+        );
+        // The quota refills one request a second: a burst that takes longer than a second on a busy
+        // machine may rightly pass one more per second it took (with per-process counts: all 90).
+        const refilled = Math.floor((Date.now() - started) / 1000);
+        const passed = answers.filter((r) => r.status === 200).length;
+        assert.ok(passed >= 60 && passed <= 60 + refilled, `${passed} of 90 passed in ${Date.now() - started} ms`);
+        const waits = answers.filter((r) => r.status === 429).map((r) => Number(r.headers.get('retry-after')));
+        assert.equal(waits.length, 90 - passed);
+        assert.ok(
+          waits.every((s) => s >= 1 && s <= 2),
+          `Retry-After ${[...new Set(waits)].join(',')}`,
+        );
+        await sleep(Math.max(...waits) * 1000);
+        assert.equal((await call(single, 'GET', '/v1/contacts?limit=1', key)).status, 200, 'passes after Retry-After');
 
-      // Each process counts in memory and writes every 5 s: the trail adds up across the three.
-      const wanted = { requests: 91, rate_limited: waits.length };
-      let trail: typeof wanted | undefined;
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(250)) {
-        const { rows } = await db.query<typeof wanted>(
-          `SELECT coalesce(sum(requests), 0)::int AS requests, coalesce(sum(rate_limited), 0)::int AS rate_limited
+        // Each process counts in memory and writes every 5 s: the trail adds up across the three.
+        const wanted = { requests: 91, rate_limited: waits.length };
+        let trail: typeof wanted | undefined;
+        for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(250)) {
+          const { rows } = await db.query<typeof wanted>(
+            `SELECT coalesce(sum(requests), 0)::int AS requests, coalesce(sum(rate_limited), 0)::int AS rate_limited
              FROM api_key_usage WHERE key_id = $1`,
-          [keyId],
-        );
-        trail = rows[0];
-        if (trail!.requests >= wanted.requests) break;
-      }
-      assert.deepEqual(trail, wanted, 'usage trail of the key');
-    }
-  });
-
-  test('one write sent to every process at once has one effect and one answer, byte for byte; a write-only key suffices', async () => {
-    const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
-    const servers = [cluster, single, cluster, single, cluster, single];
-    for (let i = 0; i < 5; i++) {
-      const email = `everywhere.${i}.${randomUUID().slice(0, 6)}@example.com`;
-      for (const [method, path] of [
-        ['POST', '/v2/contacts'],
-        ['PUT', `/v2/contacts/external/everywhere-${i}-${randomUUID().slice(0, 6)}`],
-      ] as const) {
-        const body = method === 'POST' ? contactBody({ email }) : { name: `Everywhere ${i}`, email: `put.${email}` };
-        const k = idem();
-        const burst = await Promise.all(servers.map((server) => call(server, method, path, key, body, k)));
-        const done = burst.filter((r) => r.status === 201);
-        assert.ok(done.length >= 1, `${method} round ${i}: ${burst.map((r) => r.status).join(',')}`);
-        for (const r of burst) {
-          if (r.status !== 201) assert.equal(r.json?.error?.code, 'idempotency_key_in_use', `${method} ${r.status}`);
+            [keyId],
+          );
+          trail = rows[0];
+          if (trail!.requests >= wanted.requests) break;
         }
-        // After the burst, every process replays the one answer, as written.
-        const replays = await Promise.all([cluster, single].map((server) => call(server, method, path, key, body, k)));
-        for (const r of [...done, ...replays]) assert.equal(r.text, done[0]!.text, `${method} round ${i}: one answer`);
-        for (const r of replays) assert.equal(r.headers.get('idempotent-replayed'), 'true');
-        const { rows } = await db.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND email = $2',
-          [workspaceId, body.email],
-        );
-        assert.equal(rows[0]!.n, 1, `${method} round ${i}: one contact`);
+        assert.deepEqual(trail, wanted, 'usage trail of the key');
       }
-    }
-  });
+    });
 
-  test('a batch upsert of 100 is ten requests of a key quota across every process, for a write-only key', async () => {
-    await batchesCountTenRequestsEach([cluster, single]);
-  });
+    test('one write sent to every process at once has one effect and one answer, byte for byte; a write-only key suffices', async () => {
+      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+      const servers = [cluster, single, cluster, single, cluster, single];
+      for (let i = 0; i < 5; i++) {
+        const email = `everywhere.${i}.${randomUUID().slice(0, 6)}@example.com`;
+        for (const [method, path] of [
+          ['POST', '/v2/contacts'],
+          ['PUT', `/v2/contacts/external/everywhere-${i}-${randomUUID().slice(0, 6)}`],
+        ] as const) {
+          const body = method === 'POST' ? contactBody({ email }) : { name: `Everywhere ${i}`, email: `put.${email}` };
+          const k = idem();
+          const burst = await Promise.all(servers.map((server) => call(server, method, path, key, body, k)));
+          const done = burst.filter((r) => r.status === 201);
+          assert.ok(done.length >= 1, `${method} round ${i}: ${burst.map((r) => r.status).join(',')}`);
+          for (const r of burst) {
+            if (r.status !== 201) assert.equal(r.json?.error?.code, 'idempotency_key_in_use', `${method} ${r.status}`);
+          }
+          // After the burst, every process replays the one answer, as written.
+          const replays = await Promise.all(
+            [cluster, single].map((server) => call(server, method, path, key, body, k)),
+          );
+          for (const r of [...done, ...replays])
+            assert.equal(r.text, done[0]!.text, `${method} round ${i}: one answer`);
+          for (const r of replays) assert.equal(r.headers.get('idempotent-replayed'), 'true');
+          const { rows } = await db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND email = $2',
+            [workspaceId, body.email],
+          );
+          assert.equal(rows[0]!.n, 1, `${method} round ${i}: one contact`);
+        }
+      }
+    });
 
-  test('30 parallel PUTs of one new external_id over every process: one contact, no deadlock', async () => {
-    await parallelUpsertsOfOneNewId([cluster, single]);
-  });
+    test('a batch upsert of 100 is ten requests of a key quota across every process, for a write-only key', async () => {
+      await batchesCountTenRequestsEach([cluster, single]);
+    });
 
-  test('parallel writes of different properties of one contact over every process keep every change', async () => {
-    await parallelWritesOfDifferentProperties([cluster, single]);
-  });
+    test('30 parallel PUTs of one new external_id over every process: one contact, no deadlock', async () => {
+      await parallelUpsertsOfOneNewId([cluster, single]);
+    });
 
-  test('API writes crossed by a writer outside the API over every process: the deadlock is run again, every write answered 200', async () => {
-    await writesCrossedByAnOutsideWriter([cluster, single]);
-  });
+    test('parallel writes of different properties of one contact over every process keep every change', async () => {
+      await parallelWritesOfDifferentProperties([cluster, single]);
+    });
 
-  test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {
-    const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
-    const pool = Array.from({ length: 60 }, (_, i) => `spread-${i}-${randomUUID().slice(0, 6)}`);
-    const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
-    const answers = await Promise.all(
-      servers.map((server, n) => {
-        const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
-        const items = ids.map((external_id) => ({ external_id, origin: `process-batch-${n}` }));
-        return call(server, 'POST', '/v2/contacts/batch/upsert', key, { items }, idem());
-      }),
-    );
-    for (const r of answers) assert.equal(r.status, 200, r.text);
-    const { rows } = await db.query<{ external_id: string; n: number }>(
-      `SELECT external_id, count(*)::int AS n FROM contacts
+    test('API writes crossed by a writer outside the API over every process: the deadlock is run again, every write answered 200', async () => {
+      await writesCrossedByAnOutsideWriter([cluster, single]);
+    });
+
+    test('8 overlapping batch upserts spread over every process: all 200, one contact per external id, one creation each', async () => {
+      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+      const pool = Array.from({ length: 60 }, (_, i) => `spread-${i}-${randomUUID().slice(0, 6)}`);
+      const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
+      const answers = await Promise.all(
+        servers.map((server, n) => {
+          const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
+          const items = ids.map((external_id) => ({ external_id, origin: `process-batch-${n}` }));
+          return call(server, 'POST', '/v2/contacts/batch/upsert', key, { items }, idem());
+        }),
+      );
+      for (const r of answers) assert.equal(r.status, 200, r.text);
+      const { rows } = await db.query<{ external_id: string; n: number }>(
+        `SELECT external_id, count(*)::int AS n FROM contacts
         WHERE workspace_id = $1 AND external_id = ANY($2::text[]) GROUP BY external_id`,
-      [workspaceId, pool],
-    );
-    assert.ok(
-      rows.every((r) => r.n === 1),
-      JSON.stringify(rows.filter((r) => r.n !== 1)),
-    );
-    const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
-    assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
-  });
+        [workspaceId, pool],
+      );
+      assert.ok(
+        rows.every((r) => r.n === 1),
+        JSON.stringify(rows.filter((r) => r.n !== 1)),
+      );
+      const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
+      assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+    });
 
-  test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
-    const writer = await newKey({ scopes: ['contacts:write'] });
-    const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });
-    await Promise.all(
-      [cluster, single, cluster].map((server, i) =>
-        call(server, 'POST', '/v2/contacts', writer.key, contactBody({ name: `Feed "${i}" \u2028 🐙` }), idem()),
-      ),
-    );
-    const pages = await Promise.all(
-      [cluster, single, cluster].map((s) => call(s, 'GET', '/v2/events?limit=100', reader.key)),
-    );
-    for (const page of pages) {
-      assert.equal(page.status, 200);
-      assert.equal(page.text, pages[0]!.text, 'the same page from every process');
-    }
-    const created = (pages[0]!.json.data as { type: string; resource_id: string; data: unknown }[]).filter(
-      (e) => e.type === 'contact.created',
-    );
-    assert.equal(created.length, 3);
-    for (const e of created) {
-      const got = await call(single, 'GET', `/v2/contacts/${e.resource_id}`, reader.key);
-      assert.equal(JSON.stringify(e.data), JSON.stringify(got.json.data), 'event data as GET writes it');
-    }
-    assert.ok(
-      (pages[0]!.json.data as { resource_type: string }[]).every((e) =>
-        ['contact', 'pipeline_stage'].includes(e.resource_type),
-      ),
-      'nothing the key may not read',
-    );
-  });
-});
+    test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
+      const writer = await newKey({ scopes: ['contacts:write'] });
+      const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });
+      await Promise.all(
+        [cluster, single, cluster].map((server, i) =>
+          call(server, 'POST', '/v2/contacts', writer.key, contactBody({ name: `Feed "${i}" \u2028 🐙` }), idem()),
+        ),
+      );
+      const pages = await Promise.all(
+        [cluster, single, cluster].map((s) => call(s, 'GET', '/v2/events?limit=100', reader.key)),
+      );
+      for (const page of pages) {
+        assert.equal(page.status, 200);
+        assert.equal(page.text, pages[0]!.text, 'the same page from every process');
+      }
+      const created = (pages[0]!.json.data as { type: string; resource_id: string; data: unknown }[]).filter(
+        (e) => e.type === 'contact.created',
+      );
+      assert.equal(created.length, 3);
+      for (const e of created) {
+        const got = await call(single, 'GET', `/v2/contacts/${e.resource_id}`, reader.key);
+        assert.equal(JSON.stringify(e.data), JSON.stringify(got.json.data), 'event data as GET writes it');
+      }
+      assert.ok(
+        (pages[0]!.json.data as { resource_type: string }[]).every((e) =>
+          ['contact', 'pipeline_stage'].includes(e.resource_type),
+        ),
+        'nothing the key may not read',
+      );
+    });
+  },
+);

@@ -6,7 +6,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { sleep, STORE } from './harness.js';
 
 export const CLI = fileURLToPath(new URL('../bin/workspace-api', import.meta.url));
@@ -141,15 +140,4 @@ export async function cleanUpProcesses(): Promise<void> {
     }
   }
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-}
-
-/** Runs one statement as the administrator of the test cluster (CREATE / DROP DATABASE). */
-export async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }

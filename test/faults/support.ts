@@ -10,7 +10,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPostgresDatabase, type Database } from '../../src/infra/database.js';
 import { migrate } from '../../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../../src/modules/owner/owner.service.js';
-import { adminQuery, NO_SHEDDING } from '../processes.js';
+import { NO_SHEDDING } from '../processes.js';
+import { processDatabase } from '../servers.js';
 
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -28,24 +29,22 @@ export interface FaultDatabase {
 }
 
 /**
- * DATABASE_URL when it is set; otherwise a database made for this file on the local server (server
- * processes need PostgreSQL whatever store the rest of the suite uses), dropped by `drop()`.
+ * DATABASE_URL when it is set; otherwise a database made for this file (server processes need
+ * PostgreSQL whatever store the rest of the suite uses, test/servers.ts), dropped by `drop()`.
  */
 export async function openFaultDatabase(label: string): Promise<FaultDatabase> {
-  const given = process.env.DATABASE_URL || null;
-  const own = given ? null : `wsapi_faults_${label}_${randomUUID().slice(0, 8)}`;
-  const url = given ?? `postgres://postgres@127.0.0.1:5432/${own}`;
-  if (own) await adminQuery(`CREATE DATABASE ${own}`);
-  const db = createPostgresDatabase(url, 4);
+  const found = await processDatabase(`wsapi_faults_${label}`);
+  if (found.skip !== undefined) throw new Error(`the fault tests ${found.skip}`);
+  const db = createPostgresDatabase(found.url, 4);
   await migrate(db);
   return {
-    url,
-    name: new URL(url).pathname.slice(1),
+    url: found.url,
+    name: new URL(found.url).pathname.slice(1),
     db,
     owner: { db, defaultRateLimitPerMinute: 600 },
     async drop() {
       await db.close().catch(() => undefined);
-      if (own) await adminQuery(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`);
+      await found.drop();
     },
   };
 }

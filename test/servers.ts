@@ -1,0 +1,241 @@
+// The servers some tests need whatever store the suite runs on: several server processes share one
+// PostgreSQL, and Redis is the count they share. Each is, in this order: the one named by
+// DATABASE_URL / REDIS_URL; the machine's own on its standard port; a private one this test file
+// starts from the machine's binaries (initdb and postgres, redis-server) on a free port and stops
+// when it exits; or none, and then the tests that need it are skipped with the reason, which
+// node:test prints and counts in its summary (`# skipped`). CI has both servers and fails on any
+// skip (.ci/no-skips).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { sleep } from './harness.js';
+import { freePort } from './processes.js';
+
+/** A server found or started, or the reason there is none. */
+export type Found = { url: string; skip?: undefined } | { url?: undefined; skip: string };
+
+/** Whether something accepts TCP connections at host:port within the time given. */
+function accepting(port: number, host = '127.0.0.1', timeoutMs = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host, timeout: timeoutMs });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** The first executable of that name on PATH or in the given directories. */
+function executable(name: string, extraDirs: string[] = []): string | null {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), ...extraDirs];
+  for (const dir of dirs) {
+    const path = join(dir, name);
+    if (existsSync(path)) return path;
+  }
+  return null;
+}
+
+const started: { child: ChildProcess; stop: NodeJS.Signals }[] = [];
+const startedDirs: string[] = [];
+// A private server lives as long as the test file that started it (SIGQUIT: PostgreSQL's
+// immediate shutdown, which also ends its backends).
+process.once('exit', () => {
+  for (const { child, stop } of started) child.kill(stop);
+  for (const dir of startedDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Starts a private server and waits until it is ready. Its output goes to a file in `dir` (shown if
+ * it fails to start), and it does not keep the test file's process alive.
+ */
+async function startPrivate(
+  what: string,
+  command: { binary: string; args: string[]; dir: string; stop: NodeJS.Signals; uid?: number; gid?: number },
+  ready: () => Promise<boolean>,
+): Promise<void> {
+  const logFile = join(command.dir, 'server.log');
+  const out = openSync(logFile, 'a');
+  const child = spawn(command.binary, command.args, {
+    stdio: ['ignore', out, out],
+    ...(command.uid === undefined ? {} : { uid: command.uid, gid: command.gid }),
+  });
+  closeSync(out);
+  child.unref();
+  started.push({ child, stop: command.stop });
+  const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  const deadline = Date.now() + 30_000;
+  while (!(await ready())) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log()}`);
+    if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s:\n${log()}`);
+    await sleep(100);
+  }
+}
+
+/** PostgreSQL's binaries: on PATH, or where Debian and Ubuntu install them. */
+function postgresBinaries(): { initdb: string; postgres: string } | null {
+  const debian = '/usr/lib/postgresql';
+  const versions = existsSync(debian)
+    ? readdirSync(debian)
+        .sort((a, b) => Number(b) - Number(a))
+        .map((v) => join(debian, v, 'bin'))
+    : [];
+  const initdb = executable('initdb', versions);
+  if (!initdb) return null;
+  const postgres = join(initdb, '..', 'postgres');
+  return existsSync(postgres) ? { initdb, postgres } : null;
+}
+
+/**
+ * The account a private PostgreSQL runs as: this process's own (undefined), or, since PostgreSQL
+ * refuses to run as root, the `postgres` account when this process is root; null when root and
+ * there is no such account.
+ */
+function postgresAccount(): { uid: number; gid: number } | undefined | null {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8', stdio: 'pipe' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8', stdio: 'pipe' }).trim());
+    return { uid, gid };
+  } catch {
+    return null;
+  }
+}
+
+async function startPrivatePostgres(): Promise<string> {
+  const binaries = postgresBinaries()!;
+  const dir = mkdtempSync(join(tmpdir(), 'workspace-api-postgres-'));
+  startedDirs.push(dir);
+  const account = postgresAccount() ?? undefined;
+  if (account) chownSync(dir, account.uid, account.gid);
+  const as = account ?? {};
+  const data = join(dir, 'data');
+  execFileSync(binaries.initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'], {
+    ...as,
+    stdio: 'pipe',
+  });
+  const port = await freePort();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await startPrivate(
+    'a private PostgreSQL',
+    {
+      binary: binaries.postgres,
+      args: ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
+      dir,
+      stop: 'SIGQUIT',
+      ...as,
+    },
+    () => accepts(url),
+  );
+  return url;
+}
+
+async function accepts(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+let postgresServer: Promise<Found> | undefined;
+
+/** A PostgreSQL server to make databases on: its administrator URL. */
+function postgresServerUrl(): Promise<Found> {
+  postgresServer ??= (async (): Promise<Found> => {
+    if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
+    if (await accepting(5432)) return { url: 'postgres://postgres@127.0.0.1:5432/postgres' };
+    const missing = 'needs PostgreSQL: nothing listens on 127.0.0.1:5432, DATABASE_URL is unset';
+    if (!postgresBinaries()) return { skip: `${missing} and no PostgreSQL binaries (initdb, postgres) are installed` };
+    if (postgresAccount() === null)
+      return { skip: `${missing} and, as root, there is no postgres account to run one as` };
+    return { url: await startPrivatePostgres() };
+  })();
+  return postgresServer;
+}
+
+/**
+ * A PostgreSQL database for the processes of one test file: DATABASE_URL's when it is set (the
+ * suite runs on PostgreSQL), otherwise a database of its own that `drop` removes.
+ */
+export async function processDatabase(
+  prefix: string,
+): Promise<({ url: string; drop(): Promise<void> } & { skip?: undefined }) | { skip: string }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => undefined };
+  const server = await postgresServerUrl();
+  if (server.skip !== undefined) return { skip: server.skip };
+  const name = `${prefix}_${randomUUID().slice(0, 8)}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+let redisServer: Promise<Found> | undefined;
+
+/** A Redis server: REDIS_URL's, the machine's on 6379, or a private one. */
+export function findRedis(): Promise<Found> {
+  redisServer ??= (async (): Promise<Found> => {
+    if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
+    if (await accepting(6379)) return { url: 'redis://127.0.0.1:6379' };
+    const binary = executable('redis-server');
+    if (!binary) {
+      return {
+        skip: 'needs Redis: nothing listens on 127.0.0.1:6379, REDIS_URL is unset and redis-server is not installed',
+      };
+    }
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'workspace-api-redis-'));
+    startedDirs.push(dir);
+    await startPrivate(
+      'a private Redis',
+      {
+        binary,
+        args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+        dir,
+        stop: 'SIGKILL',
+      },
+      () => accepting(port),
+    );
+    return { url: `redis://127.0.0.1:${port}` };
+  })();
+  return redisServer;
+}
+
+let registry: Promise<string | undefined> | undefined;
+
+/**
+ * Why the npm registry cannot be used here (installing a package into a fresh directory needs it
+ * for the package's dependencies), or undefined when it answers a TCP connection.
+ */
+export function withoutRegistry(): Promise<string | undefined> {
+  registry ??= (async () => {
+    const url = new URL(
+      process.env.npm_config_registry ||
+        execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim(),
+    );
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const up = await accepting(port, url.hostname, 3_000);
+    return up ? undefined : `needs the npm registry: ${url.host} cannot be reached`;
+  })();
+  return registry;
+}
