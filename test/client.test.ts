@@ -549,6 +549,13 @@ describe('a client under a rate limit', () => {
         `release ${i}: ${sentAt[i]! - sentAt[i - 1]!} ms after the one before`,
       );
     }
+
+    // The key's answers report quota left and no call waits: pacing has ended, two calls in a
+    // row are not kept 0.5 s apart.
+    const before = performance.now();
+    await unwrap(api.v2.GET('/v2/workspace'));
+    await unwrap(api.v2.GET('/v2/workspace'));
+    assert.ok(performance.now() - before < 450, 'no longer paced');
   });
 
   test('a 429 is retried until the deadline, whatever maxRetries says; then it is thrown', async () => {

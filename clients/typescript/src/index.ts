@@ -359,7 +359,8 @@ function retrying(
 
       const seconds = response ? retryAfterSeconds(response) : undefined;
       const wait = seconds === undefined ? backoff(retries, policy) : seconds * 1000;
-      const counted = kind !== 'rate_limit';
+      // 429 is retried until the deadline; the rest at most maxRetries times.
+      const counted = response?.status !== 429;
       if ((counted && retries >= policy.maxRetries) || performance.now() + wait > deadline) {
         if (response) return response;
         throw failure;
