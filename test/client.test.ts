@@ -32,7 +32,7 @@ before(async () => {
 after(() => server.close());
 
 const client = (options: Partial<WorkspaceApiClientOptions> = {}) =>
-  createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key, retryDelay: 10, ...options });
+  createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key, retryDelay: 10, retryJitter: 10, ...options });
 
 /** A fetch that records every attempt (method, path, Idempotency-Key) and lets a test intercept it. */
 function recordingFetch(intercept?: (request: Request, attempt: number) => Promise<Response | undefined>) {
@@ -136,6 +136,38 @@ describe('typed calls', () => {
     assert.equal(typeof compileOnly, 'function');
   });
 
+  test('the options are checked when the client is built, not at its first call', () => {
+    const build = (options: Record<string, unknown>) => () =>
+      createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key, ...options });
+    const refused: [Record<string, unknown>, ErrorConstructor, RegExp][] = [
+      [{ baseUrl: undefined }, TypeError, /baseUrl must be an absolute http\(s\) URL .*not undefined/],
+      [{ baseUrl: '' }, TypeError, /baseUrl must be .*not ""/],
+      [{ baseUrl: 'api.example.com' }, TypeError, /baseUrl must be .*not "api\.example\.com"/],
+      [{ baseUrl: 'ftp://api.example.com' }, TypeError, /baseUrl must be an absolute http\(s\) URL/],
+      [{ apiKey: undefined }, TypeError, /apiKey must be a string .*not undefined/],
+      [{ apiKey: 42 }, TypeError, /apiKey must be a string .*not number/],
+      [{ apiKey: '' }, TypeError, /apiKey must be a non-empty string of visible ASCII/],
+      [{ apiKey: 'wsk_a\nX-Injected: 1' }, TypeError, /apiKey must be a non-empty string of visible ASCII/],
+      [{ fetch: 'fetch' }, TypeError, /fetch must be a function/],
+      [{ retryDelay: -1 }, RangeError, /retryDelay must be a finite number of 0 or more, not -1/],
+      [{ retryDeadline: -5 }, RangeError, /retryDeadline must be a finite number of 0 or more, not -5/],
+      [{ retryDeadline: Number.POSITIVE_INFINITY }, RangeError, /retryDeadline must be a finite number/],
+      [{ retryJitter: '10' }, RangeError, /retryJitter must be a finite number/],
+      [{ maxRetries: 1.5 }, RangeError, /maxRetries must be a whole number/],
+    ];
+    for (const [options, Kind, message] of refused) {
+      assert.throws(build(options), (error: unknown) => {
+        assert.ok(error instanceof Kind, `${JSON.stringify(options)}: ${String(error)}`);
+        assert.match(error.message, /^createWorkspaceApiClient: /);
+        assert.match(error.message, message);
+        return true;
+      });
+    }
+    // The key is never part of a message.
+    assert.throws(build({ apiKey: `${ws.key}\n` }), (error: unknown) => !String(error).includes(ws.key));
+    assert.doesNotThrow(build({ baseUrl: 'https://api.example.com/prefix', maxRetries: 0, retryDeadline: 0 }));
+  });
+
   test('every write carries an Idempotency-Key of its own; one given by the caller is kept', async () => {
     const { fetch, attempts } = recordingFetch();
     const api = client({ fetch });
@@ -184,6 +216,32 @@ describe('pagination', () => {
       ],
     );
     assert.equal(envelopes.at(-1)!.page.next_cursor, null);
+  });
+
+  test('pages() and paginate() resume a walk from a stored next_cursor', async () => {
+    const own = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    const api = client({ apiKey: own.key });
+    for (let i = 0; i < 5; i++) await unwrap(api.v2.POST('/v2/contacts', { body: newContact() }));
+    const list = (cursor: string | undefined) =>
+      api.v2.GET('/v2/contacts', { params: { query: { limit: 2, cursor } } });
+    const all: string[] = [];
+    for await (const contact of paginate(list)) all.push(contact.id);
+    assert.equal(all.length, 5);
+
+    // A first run stops after its first page, keeping the page's next_cursor ...
+    let stored: string | null = null;
+    for await (const page of pages(list)) {
+      stored = page.page.next_cursor;
+      break;
+    }
+    assert.ok(stored);
+    // ... and a later run goes on from there: the rest of the list, nothing twice.
+    const resumed: string[] = [];
+    for await (const page of pages(list, stored)) resumed.push(...page.data.map((c) => c.id));
+    assert.deepEqual(resumed, all.slice(2));
+    const items: string[] = [];
+    for await (const contact of paginate(list, stored)) items.push(contact.id);
+    assert.deepEqual(items, all.slice(2));
   });
 
   test('an error answer stops the walk with a WorkspaceApiError', async () => {
@@ -301,10 +359,10 @@ describe('retries', () => {
     assert.equal(attempts.length, 1);
   });
 
-  test('a real rate limit whose Retry-After exceeds maxRetryDelay is thrown at once, with retryAfter', async () => {
+  test('a real rate limit whose Retry-After ends after the deadline is thrown at once, with retryAfter', async () => {
     const limited = await ws.newKey(['contacts:read', 'contacts:write'], { rateLimitPerMinute: 1 });
     const { fetch, attempts } = recordingFetch();
-    const api = client({ apiKey: limited.key, fetch, maxRetryDelay: 2_000 });
+    const api = client({ apiKey: limited.key, fetch, retryDeadline: 2_000 });
     await unwrap(api.v1.GET('/v1/contacts', { params: { query: { limit: 1 } } }));
     const started = performance.now();
     await assert.rejects(unwrap(api.v1.GET('/v1/contacts', { params: { query: { limit: 1 } } })), (error: unknown) => {
@@ -447,6 +505,89 @@ describe('retries', () => {
       attempts.map((a) => a.status),
       [422, 404, 201, 409, 401],
     );
+  });
+});
+
+describe('a client under a rate limit', () => {
+  test('a 429 holds every call of the client for its Retry-After, then releases them one per 60/N s', async () => {
+    // A key of 120 a minute (one request per 0.5 s), whose first answer is a simulated refusal.
+    const paced = await ws.newKey(['workspace:read', 'contacts:write'], { rateLimitPerMinute: 120 });
+    let refusedAt = 0;
+    let refused!: () => void;
+    const firstRefused = new Promise<void>((resolve) => (refused = resolve));
+    const sentAt: number[] = [];
+    const { fetch, attempts } = recordingFetch(async (_request, n) => {
+      if (n !== 1) {
+        sentAt.push(performance.now());
+        return undefined;
+      }
+      refusedAt = performance.now();
+      refused();
+      return errorResponse(429, 'rate_limit_error', 'rate_limit_exceeded', {
+        'retry-after': '1',
+        'ratelimit-limit': '120',
+        'ratelimit-remaining': '0',
+      });
+    });
+    const api = client({ apiKey: paced.key, fetch, retryJitter: 0 });
+    const first = unwrap(api.v2.POST('/v2/contacts', { body: newContact() }));
+    await firstRefused;
+    await sleep(200); // the client has read the 429 (a few microtasks) and holds
+    // Three more calls start while the first waits: none of them is sent before the hold ends,
+    // and the first call, refused first, is released first.
+    const others = [1, 2, 3].map(() => unwrap(api.v2.GET('/v2/workspace')));
+    await Promise.all([first, ...others]);
+    assert.equal(attempts.length, 5);
+    assert.deepEqual(
+      attempts.map((a) => a.status),
+      [429, 201, 200, 200, 200],
+    );
+    assert.ok(sentAt[0]! - refusedAt >= 990, `first release ${sentAt[0]! - refusedAt} ms after the 429`);
+    for (let i = 1; i < sentAt.length; i++) {
+      assert.ok(
+        sentAt[i]! - sentAt[i - 1]! >= 490,
+        `release ${i}: ${sentAt[i]! - sentAt[i - 1]!} ms after the one before`,
+      );
+    }
+
+    // The key's answers report quota left and no call waits: pacing has ended, two calls in a
+    // row are not kept 0.5 s apart.
+    const before = performance.now();
+    await unwrap(api.v2.GET('/v2/workspace'));
+    await unwrap(api.v2.GET('/v2/workspace'));
+    assert.ok(performance.now() - before < 450, 'no longer paced');
+  });
+
+  test('a 429 is retried until the deadline, whatever maxRetries says; then it is thrown', async () => {
+    const { fetch, attempts } = recordingFetch(async () =>
+      errorResponse(429, 'rate_limit_error', 'rate_limit_exceeded', { 'retry-after': '0' }),
+    );
+    const api = client({ fetch, maxRetries: 1, retryDeadline: 300 });
+    await assert.rejects(unwrap(api.v2.GET('/v2/workspace')), { status: 429, code: 'rate_limit_exceeded' });
+    assert.ok(attempts.length > 2, `${attempts.length} attempts`);
+  });
+
+  test('15 parallel writes on a key of 10 a minute all succeed, with at most the first wave refused', async () => {
+    // The finest quota a key can have is per minute: a burst of 10 passes, then one per 6 s, so
+    // the last of the 15 is written about 30 s after the first. The only slow test of the file.
+    const own = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    const limited = await own.newKey(['contacts:read', 'contacts:write'], { rateLimitPerMinute: 10 });
+    const { fetch, attempts } = recordingFetch();
+    const api = client({ apiKey: limited.key, fetch, retryDeadline: 60_000 });
+    const bodies = Array.from({ length: 15 }, () => newContact());
+    const created = await Promise.all(bodies.map((body) => unwrap(api.v2.POST('/v2/contacts', { body }))));
+    assert.deepEqual(
+      created.map((c) => c.data.email),
+      bodies.map((b) => b.email),
+    );
+    const refusals = attempts.filter((a) => a.status === 429).length;
+    assert.ok(refusals <= 5, `${refusals} refusals: the released calls were refused again`);
+    assert.equal(attempts.filter((a) => a.status === 201).length, 15);
+    const { rows } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1',
+      [own.id],
+    );
+    assert.equal(rows[0]!.n, 15);
   });
 });
 

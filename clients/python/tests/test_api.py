@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import email.message
+import io
+import json
+import math
+import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
 import uuid
 from datetime import datetime, timedelta, timezone
-from typing import Any, ClassVar, List, Optional
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
 from support import ALL_SCOPES, Key, Server
 from workspace_api import (
@@ -17,6 +24,7 @@ from workspace_api import (
     ConflictError,
     Contact,
     ContactCreate,
+    ContactUpdate,
     IdempotencyKeyReusedError,
     NotFoundError,
     Page,
@@ -354,33 +362,74 @@ class ErrorsTest(ApiTestCase):
         self.assertEqual(retries, [])
 
 
+class SimulatedAnswers(urllib.request.OpenerDirector):
+    """Sends requests to the real server, except those ``answer(n)`` answers itself (the n-th
+    request, from 1): it returns (status, headers, body) or None. Records when each was sent."""
+
+    def __init__(self, answer: Callable[[int], Optional[Tuple[int, Dict[str, str], Dict[str, Any]]]]) -> None:
+        super().__init__()
+        self.real = urllib.request.build_opener()
+        self.answer = answer
+        self.sent: List[float] = []
+        self.lock = threading.Lock()
+
+    def open(self, fullurl: Any, data: Any = None, timeout: Any = None) -> Any:
+        with self.lock:
+            self.sent.append(time.monotonic())
+            n = len(self.sent)
+        simulated = self.answer(n)
+        if simulated is None:
+            return self.real.open(fullurl, data, timeout)
+        status, headers, body = simulated
+        message = email.message.Message()
+        for name, value in {"content-type": "application/json", **headers}.items():
+            message[name] = value
+        raise urllib.error.HTTPError(
+            fullurl.full_url, status, "simulated", message, io.BytesIO(json.dumps(body).encode())
+        )
+
+
+def rate_limited(**headers: str) -> Tuple[int, Dict[str, str], Dict[str, Any]]:
+    error = {"type": "rate_limit_error", "code": "rate_limit_exceeded", "message": "simulated", "request_id": "req_x"}
+    return 429, headers, {"error": error}
+
+
 class RateLimitTest(ApiTestCase):
     def test_429_is_waited_out(self) -> None:
-        # 20 requests per minute: a burst of 20, then one every 3 s (Retry-After: 3).
+        # 20 requests per minute: a burst of 20, then one every 3 s (Retry-After: 3). One client
+        # spends the burst; another, which has not seen the quota spent, meets the limit.
         limited = self.server.create_key(self.workspace_id, ["workspace:read"], name="limited", rate_limit="20/min")
+        paced: List[RetryEvent] = []
+        spender = self.make_client(limited, on_retry=paced.append)
+        for _ in range(30):
+            if spender.v2.get_workspace().rate_limit.remaining == 0:
+                break
+        # The spender saw RateLimit-Remaining: 0, so its next call waits for the quota's next
+        # request (3 s) instead of being refused.
+        started = time.monotonic()
+        self.assertEqual(spender.v2.get_workspace().attempts, 1)
+        self.assertGreaterEqual(time.monotonic() - started, 2)
+        self.assertEqual(paced, [])
         retries: List[RetryEvent] = []
         client = self.make_client(limited, on_retry=retries.append)
         started = time.monotonic()
-        for _ in range(30):  # the burst, then one more: the first that meets the limit
-            response = client.v2.get_workspace()
-            self.assertEqual(response.status, 200)
-            if retries:
-                break
+        response = client.v2.get_workspace()
         elapsed = time.monotonic() - started
+        self.assertEqual(response.status, 200)
         self.assertEqual(response.rate_limit.limit, 20)
         self.assertEqual(len(retries), 1)
         retry = retries[0]
         self.assertEqual(retry.status, 429)
         self.assertIsInstance(retry.error, RateLimitError)
         # Retry-After: whole seconds until the next request passes (3 s minus the burst's time,
-        # rounded up); the client waited exactly that.
+        # rounded up); the client waited that.
         self.assertIn(retry.wait, (1, 2, 3))
         self.assertEqual(getattr(retry.error, "retry_after"), retry.wait)
         self.assertGreaterEqual(elapsed, retry.wait)
         self.assertEqual(response.attempts, 2)
 
-        # A Retry-After beyond the cap is not waited for: raised at once, with retry_after.
-        impatient = self.make_client(limited, retry=RetryPolicy(max_retry_after=0.5))
+        # A Retry-After that ends after the deadline is not waited for: raised at once, with retry_after.
+        impatient = self.make_client(limited, retry=RetryPolicy(deadline=0.5))
         started = time.monotonic()
         with self.assertRaises(RateLimitError) as caught:
             impatient.v2.get_workspace()
@@ -388,9 +437,100 @@ class RateLimitTest(ApiTestCase):
         self.assertEqual(caught.exception.code, "rate_limit_exceeded")
         self.assertGreaterEqual(caught.exception.retry_after or 0, 1)
 
-    def test_default_cap_is_well_above_a_minute(self) -> None:
-        self.assertGreaterEqual(RetryPolicy().max_retry_after, 120)
+    def test_default_deadline_is_well_above_a_minute(self) -> None:
+        self.assertGreaterEqual(RetryPolicy().deadline, 120)
         self.assertGreater(RetryPolicy().max_attempts, 1)
+
+    def test_a_429_holds_every_thread_then_releases_them_at_the_key_rate(self) -> None:
+        # A key of 120 a minute (one request per 0.5 s), whose first answer is a simulated refusal.
+        paced = self.server.create_key(self.workspace_id, ["workspace:read"], name="paced", rate_limit="120/min")
+        refused = threading.Event()
+
+        def answer(n: int) -> Optional[Tuple[int, Dict[str, str], Dict[str, Any]]]:
+            if n != 1:
+                return None
+            refused.set()
+            return rate_limited(**{"retry-after": "1", "ratelimit-limit": "120", "ratelimit-remaining": "0"})
+
+        opener = SimulatedAnswers(answer)
+        client = self.make_client(paced, opener=opener, retry=RetryPolicy(jitter=0))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            first = pool.submit(client.v2.get_workspace)
+            refused.wait(10)
+            time.sleep(0.2)  # the client has read the 429 and holds
+            # Three more calls start while the first waits: none is sent before the hold ends,
+            # and the first call, refused first, is released first.
+            others = [pool.submit(client.v2.get_workspace) for _ in range(3)]
+            self.assertEqual(first.result().attempts, 2)
+            self.assertEqual([f.result().attempts for f in others], [1, 1, 1])
+        refused_at, *released = opener.sent
+        self.assertEqual(len(released), 4)
+        self.assertGreaterEqual(released[0] - refused_at, 0.99)
+        for before, after in zip(released, released[1:]):
+            self.assertGreaterEqual(after - before, 0.49, "released one per 0.5 s")
+        # The key's answers report quota left and no call waits: pacing has ended, two calls in a
+        # row are not kept 0.5 s apart.
+        started = time.monotonic()
+        client.v2.get_workspace()
+        client.v2.get_workspace()
+        self.assertLess(time.monotonic() - started, 0.45, "no longer paced")
+
+    def test_a_429_is_retried_until_the_deadline_not_a_count(self) -> None:
+        opener = SimulatedAnswers(lambda n: rate_limited(**{"retry-after": "0"}))
+        client = self.make_client(self.key, opener=opener, retry=RetryPolicy(max_attempts=2, deadline=0.3, jitter=0.01))
+        with self.assertRaises(RateLimitError):
+            client.v2.get_workspace()
+        self.assertGreater(len(opener.sent), 2)
+
+    def test_15_parallel_writes_on_a_key_of_10_a_minute_all_succeed(self) -> None:
+        # The finest quota a key can have is per minute: a burst of 10 passes, then one per 6 s, so
+        # the last of the 15 is written about 30 s after the first. The only slow test here.
+        workspace_id = self.server.create_workspace()
+        limited = self.server.create_key(workspace_id, ["contacts:read", "contacts:write"], rate_limit="10/min")
+        retries: List[RetryEvent] = []
+        client = self.make_client(limited, on_retry=retries.append, retry=RetryPolicy(deadline=60))
+        external_ids = [unique("burst") for _ in range(15)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=15) as pool:
+            body: ContactUpdate = {"name": "Burst", "phone": "+5511912345678"}
+            upserts = [pool.submit(client.v2.upsert_contact, e, body) for e in external_ids]
+            statuses = [u.result().status for u in upserts]
+        self.assertEqual(statuses, [201] * 15)
+        refusals = [r for r in retries if r.status == 429]
+        self.assertLessEqual(len(refusals), 5, "the released calls were refused again")
+        listed = {c["external_id"] for c in client.v2.iter_contacts(limit=100)}
+        self.assertEqual(listed, set(external_ids))
+
+
+class ConfigurationTest(unittest.TestCase):
+    def test_bad_settings_fail_at_construction(self) -> None:
+        good = "http://127.0.0.1:1"
+        refused: List[Tuple[Callable[[], object], type, str]] = [
+            (lambda: WorkspaceApiClient(None, "wsk_x"), TypeError, "base_url must be a str"),  # type: ignore[arg-type]
+            (lambda: WorkspaceApiClient("", "wsk_x"), ValueError, "base_url must be an http(s) origin"),
+            (lambda: WorkspaceApiClient("api.example.com", "wsk_x"), ValueError, "not 'api.example.com'"),
+            (lambda: WorkspaceApiClient("ftp://api.example.com", "wsk_x"), ValueError, "http(s) origin"),
+            (lambda: WorkspaceApiClient(good, 42), TypeError, "api_key must be a str"),  # type: ignore[arg-type]
+            (lambda: WorkspaceApiClient(good, None), TypeError, "api_key must be a str"),  # type: ignore[arg-type]
+            (lambda: WorkspaceApiClient(good, ""), ValueError, "non-empty string of visible ASCII"),
+            (lambda: WorkspaceApiClient(good, "wsk_a\nX: 1"), ValueError, "visible ASCII"),
+            (lambda: WorkspaceApiClient(good, "wsk_x", timeout=-1), ValueError, "timeout must be a finite number"),
+            (lambda: WorkspaceApiClient(good, "wsk_x", timeout=0), ValueError, "above 0"),
+            (lambda: WorkspaceApiClient(good, "wsk_x", timeout="30"), TypeError, "timeout must be a number"),  # type: ignore
+            (lambda: WorkspaceApiClient(good, "wsk_x", retry=3), TypeError, "retry must be a RetryPolicy"),  # type: ignore
+            (lambda: RetryPolicy(deadline=-1), ValueError, "RetryPolicy.deadline must be a finite number"),
+            (lambda: RetryPolicy(deadline=math.inf), ValueError, "RetryPolicy.deadline must be a finite number"),
+            (lambda: RetryPolicy(backoff_base=-0.5), ValueError, "RetryPolicy.backoff_base"),
+            (lambda: RetryPolicy(max_attempts=0), ValueError, "max_attempts must be 1 or more"),
+        ]
+        for build, kind, message in refused:
+            with self.assertRaises(kind) as caught:
+                build()
+            self.assertIn(message, str(caught.exception))
+        # The key is never part of a message.
+        with self.assertRaises(ValueError) as caught:
+            WorkspaceApiClient(good, "wsk_secret\n")
+        self.assertNotIn("wsk_secret", str(caught.exception))
+        WorkspaceApiClient("https://api.example.com/prefix", "wsk_x", retry=RetryPolicy(deadline=0, max_attempts=1))
 
 
 if __name__ == "__main__":

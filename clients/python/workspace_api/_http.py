@@ -2,10 +2,12 @@
 
 What is retried, and how (the same rules as the TypeScript client, plus 5xx):
 
-- ``429 rate_limit_exceeded``, ``503 service_unavailable`` and ``409 idempotency_key_in_use``:
-  after ``Retry-After`` (seconds, or an HTTP date). A ``Retry-After`` beyond
-  ``RetryPolicy.max_retry_after`` (120 s by default) is not waited for: the error is raised at once,
-  with ``retry_after``, so the program decides. Without the header: exponential backoff.
+- ``429 rate_limit_exceeded`` and ``503``: after ``Retry-After`` (seconds, or an HTTP date), for
+  every call of the client at once (see :class:`_Limiter`); 429 until the call's deadline
+  (``RetryPolicy.deadline``, 120 s by default), 503 at most ``max_attempts`` times. A wait that
+  would end after the deadline is not begun: the error is raised at once, with ``retry_after``.
+- ``429 concurrency_limit_exceeded`` (until the deadline) and ``409 idempotency_key_in_use`` (at
+  most ``max_attempts`` times): after ``Retry-After``, for that call only.
 - ``500``, ``502``, ``504`` and network errors (no answer: refused, reset, timeout): exponential
   backoff with jitter.
 - Anything else (400, 401, 403, 404, 409 idempotency_key_reused, 410, 413, 415, 422) at once.
@@ -18,10 +20,13 @@ never takes effect twice.
 
 from __future__ import annotations
 
+import collections
 import email.utils
 import http.client
 import json
+import math
 import random
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -126,27 +131,49 @@ class Page(Generic[T]):
 class RetryPolicy:
     """When and how long the client waits before sending a request again.
 
-    ``max_attempts`` bounds the attempts of one call, the first included (1 turns retrying off).
-    ``max_retry_after`` is the longest ``Retry-After`` honoured (seconds): a key of N requests per
-    minute can ask for up to 60/N seconds, so the default of 120 s waits out any quota of one
-    request per minute or more; a longer ask raises :class:`~workspace_api.RateLimitError` at once.
+    ``deadline`` is the time budget of one call, in seconds from its start: a 429 is retried
+    until then, and a wait that would end after it is not
+    begun (the error is raised at once, with ``retry_after``). The default of 120 s is twice the
+    longest ``Retry-After`` the service sends (60 s, a key of one request per minute).
+    ``max_attempts`` bounds the attempts of one call for the other retried answers (5xx, 409
+    ``idempotency_key_in_use``) and network errors, the first attempt included (1 turns those
+    retries off); a 429 is retried until the deadline.
     Backoff (no ``Retry-After``): ``backoff_base * 2**n`` seconds, at most ``backoff_max``, the
-    second half of it random (jitter).
+    second half of it random. ``jitter``: a random 0 to ``jitter`` seconds added to every wait
+    before a retry and to every release from a hold.
     """
 
     max_attempts: int = 5
     backoff_base: float = 0.5
     backoff_max: float = 8.0
-    max_retry_after: float = 120.0
+    deadline: float = 120.0
+    jitter: float = 0.5
     #: statuses retried (after Retry-After when present, else backoff); 409 is retried only for
     #: ``idempotency_key_in_use``
     retry_statuses: FrozenSet[int] = frozenset({429, 500, 502, 503, 504})
     #: retry when no answer came (connection refused or reset, timeout)
     retry_network_errors: bool = True
 
+    def __post_init__(self) -> None:
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
+            raise TypeError(f"RetryPolicy.max_attempts must be an int, not {type(self.max_attempts).__name__}")
+        if self.max_attempts < 1:
+            raise ValueError(f"RetryPolicy.max_attempts must be 1 or more, not {self.max_attempts}")
+        for name in ("backoff_base", "backoff_max", "deadline", "jitter"):
+            _check_seconds(f"RetryPolicy.{name}", getattr(self, name), allow_zero=True)
+
     def backoff(self, retry: int) -> float:
         ceiling = min(self.backoff_max, self.backoff_base * (2.0**retry))
         return ceiling / 2 + random.random() * (ceiling / 2)
+
+
+def _check_seconds(name: str, value: Any, *, allow_zero: bool) -> None:
+    """A duration from configuration: a finite number of seconds, 0 or more (or above 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = "0 or more" if allow_zero else "above 0"
+        raise ValueError(f"{name} must be a finite number of seconds {bound}, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -157,7 +184,8 @@ class RetryEvent:
     url: str
     #: the attempt that failed, from 1
     attempt: int
-    #: seconds the client sleeps before the next attempt
+    #: seconds the client waits before the next attempt: ``Retry-After`` or the backoff (a held
+    #: call may wait longer, for its turn)
     wait: float
     #: the status of the answer, or None for a network error
     status: Optional[int]
@@ -170,7 +198,8 @@ class RetryEvent:
 
 
 class Transport:
-    """Sends requests to one service with one key. Thread-safe: it keeps no state between calls."""
+    """Sends requests to one service with one key. Thread-safe: the threads that share it share
+    one :class:`_Limiter`, so that when one call is told to wait, they all wait."""
 
     def __init__(
         self,
@@ -184,11 +213,23 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         opener: Optional[urllib.request.OpenerDirector] = None,
     ) -> None:
+        # Checked here, so a bad setting fails at construction rather than at the first call.
+        if not isinstance(base_url, str):
+            raise TypeError(f"base_url must be a str such as 'https://api.example.com', not {type(base_url).__name__}")
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) origin such as https://api.example.com, not {base_url!r}")
-        if not api_key:
-            raise ValueError("api_key is empty")
+        if not isinstance(api_key, str):
+            raise TypeError(f"api_key must be a str (a workspace API key, wsk_…), not {type(api_key).__name__}")
+        # The key travels in a header: only visible ASCII can (the key itself is never shown).
+        if not api_key or not all("!" <= char <= "~" for char in api_key):
+            raise ValueError("api_key must be a non-empty string of visible ASCII characters")
+        _check_seconds("timeout", timeout, allow_zero=False)
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise TypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
+        for name, function in (("on_retry", on_retry), ("sleep", sleep)):
+            if function is not None and not callable(function):
+                raise TypeError(f"{name} must be callable, not {type(function).__name__}")
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeout = timeout
@@ -197,6 +238,7 @@ class Transport:
         self.on_retry = on_retry
         self._sleep = sleep
         self._opener = opener or urllib.request.build_opener()
+        self._limiter = _Limiter(self.retry.jitter, sleep)
 
     def __repr__(self) -> str:  # never shows the key
         return f"Transport(base_url={self.base_url!r})"
@@ -237,24 +279,47 @@ class Transport:
             idempotency_key = None
 
         policy = self.retry
+        deadline = time.monotonic() + policy.deadline
         attempt = 0
+        #: retries counted against max_attempts (every one but those of a 429)
+        counted = 0
+        last: Optional[BaseException] = None
+
+        def connection_error(cause: BaseException) -> ApiConnectionError:
+            error = ApiConnectionError(
+                f"{method} {url}: no answer after {attempt} attempt(s): {cause}",
+                method=method,
+                url=url,
+                attempts=attempt,
+            )
+            error.__cause__ = cause
+            return error
+
         while True:
+            # The first attempt is sent even when the limiter holds it past the deadline: every
+            # call gets one answer of its own.
+            if not self._limiter.acquire(deadline) and last is not None:
+                raise last
             attempt += 1
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            sent_at = time.monotonic()
             try:
                 status, response_headers, raw = self._send(request)
             except _NetworkError as failure:
                 cause = failure.__cause__ or failure
-                if not policy.retry_network_errors or attempt >= policy.max_attempts:
-                    raise ApiConnectionError(
-                        f"{method} {url}: no answer after {attempt} attempt(s): {cause}",
-                        method=method,
-                        url=url,
-                        attempts=attempt,
-                    ) from cause
-                self._wait(method, url, attempt, policy.backoff(attempt - 1), None, cause, idempotency_key)
+                wait = policy.backoff(counted)
+                if (
+                    not policy.retry_network_errors
+                    or counted + 1 >= policy.max_attempts
+                    or time.monotonic() + wait > deadline
+                ):
+                    raise connection_error(cause) from cause
+                counted += 1
+                last = connection_error(cause)
+                self._wait(method, url, attempt, wait, None, cause, idempotency_key)
                 continue
 
+            self._limiter.observe(status, response_headers, sent_at)
             parsed = _parse_json(raw)
             if 200 <= status < 300:
                 if not isinstance(parsed, dict):
@@ -278,24 +343,38 @@ class Transport:
             error = error_from_response(
                 status, parsed, response_headers, retry_after=retry_after, method=method, url=url
             )
-            wait = self._retry_wait(status, error, retry_after, attempt)
-            if wait is None:
+            kind = self._retry_kind(status, error)
+            if kind is None:
                 raise error
-            self._wait(method, url, attempt, wait, status, error, idempotency_key)
+            wait = policy.backoff(counted) if retry_after is None else retry_after
+            # 429 is retried until the deadline; the rest at most max_attempts times.
+            if status != 429 and counted + 1 >= policy.max_attempts:
+                raise error
+            if time.monotonic() + wait > deadline:
+                raise error
+            if status != 429:
+                counted += 1
+            last = error
+            if kind in ("rate_limit", "unavailable"):
+                # The whole client waits; the next acquire() releases this call in its turn.
+                limit = _int_or_none(response_headers.get("ratelimit-limit")) if kind == "rate_limit" else None
+                if self.on_retry is not None:
+                    self.on_retry(RetryEvent(method, url, attempt, wait, status, error, idempotency_key))
+                self._limiter.hold(wait, limit)
+            else:
+                self._wait(method, url, attempt, wait, status, error, idempotency_key)
 
-    def _retry_wait(self, status: int, error: ApiError, retry_after: Optional[float], attempt: int) -> Optional[float]:
-        """Seconds to wait before retrying after this error answer, or None to raise it."""
-        policy = self.retry
-        if attempt >= policy.max_attempts:
+    def _retry_kind(self, status: int, error: ApiError) -> Optional[str]:
+        """How an error answer is retried: ``rate_limit`` and ``unavailable`` hold the whole
+        client, ``own_wait`` only this call; None: raised at once."""
+        if status == 409:
+            return "own_wait" if error.code == "idempotency_key_in_use" else None
+        if status not in self.retry.retry_statuses:
             return None
-        retryable = status in policy.retry_statuses or (status == 409 and error.code == "idempotency_key_in_use")
-        if not retryable:
-            return None
-        if retry_after is None:
-            return policy.backoff(attempt - 1)
-        if retry_after > policy.max_retry_after:
-            return None
-        return retry_after
+        if status == 429:
+            # Requests in flight, not the rate: only the call refused waits.
+            return "own_wait" if error.code == "concurrency_limit_exceeded" else "rate_limit"
+        return "unavailable" if status == 503 else "own_wait"
 
     def _wait(
         self,
@@ -309,7 +388,7 @@ class Transport:
     ) -> None:
         if self.on_retry is not None:
             self.on_retry(RetryEvent(method, url, attempt, wait, status, error, idempotency_key))
-        self._sleep(wait)
+        self._sleep(wait + random.random() * self.retry.jitter)
 
     def _send(self, request: urllib.request.Request) -> Tuple[int, Dict[str, str], bytes]:
         """One attempt: (status, headers with lower-case names, body); _NetworkError when no
@@ -333,6 +412,90 @@ class Transport:
 
 class _NetworkError(Exception):
     pass
+
+
+class _Limiter:
+    """The queue every attempt of one transport passes, so that parallel calls do not stampede.
+
+    - A hold (:meth:`hold`): after a 429 or 503, no attempt is sent before its ``Retry-After``
+      has passed.
+    - Pacing: once the key's quota is spent (a 429, or an answer with ``RateLimit-Remaining: 0``),
+      attempts are released one per 60/N s, N being ``RateLimit-Limit``: the quota refills one
+      request per 60/N s (GCRA, docs/api-conventions.md), so each of them passes. Pacing ends
+      once an answer to a request sent after the last hold reports ``RateLimit-Remaining`` above 0
+      while no one waits.
+    - Waiters are released in arrival order, each after a random 0 to ``jitter`` seconds, so that
+      clients of other processes on the same key do not all send at the same instant. Delaying a
+      paced request never costs it its turn: the quota counts from the slot, not from the send.
+    """
+
+    def __init__(self, jitter: float, sleep: Callable[[float], None]) -> None:
+        self._jitter = jitter
+        self._sleep = sleep
+        self._condition = threading.Condition()
+        self._queue: "collections.deque[object]" = collections.deque()
+        self._resume_at = 0.0
+        #: seconds between releases while pacing; 0 when not pacing
+        self._interval = 0.0
+        self._last_release = -math.inf
+        self._held_at = -math.inf
+
+    def _ready_at(self) -> float:
+        return max(self._resume_at, self._last_release + self._interval if self._interval > 0 else 0.0)
+
+    def acquire(self, deadline: float) -> bool:
+        """Blocks until the caller may send (True), or until the deadline (False); False at once
+        when its turn would come after the deadline."""
+        with self._condition:
+            now = time.monotonic()
+            if not self._queue and self._ready_at() <= now:
+                self._last_release = now
+                return True
+            if self._ready_at() + len(self._queue) * self._interval > deadline:
+                return False
+            me = object()
+            self._queue.append(me)
+            while True:
+                now = time.monotonic()
+                if self._queue[0] is me and self._ready_at() <= now:
+                    self._queue.popleft()
+                    self._last_release = now
+                    self._condition.notify_all()
+                    break
+                if now >= deadline:
+                    self._queue.remove(me)
+                    self._condition.notify_all()
+                    return False
+                wake = min(self._ready_at(), deadline) if self._queue[0] is me else deadline
+                self._condition.wait(max(0.0, wake - now))
+        if self._jitter > 0:
+            self._sleep(random.random() * self._jitter)
+        return True
+
+    def hold(self, seconds: float, limit_per_minute: Optional[int]) -> None:
+        """Holds every caller for ``seconds``; with the key's limit per minute, paces them after it."""
+        with self._condition:
+            now = time.monotonic()
+            self._held_at = now
+            self._resume_at = max(self._resume_at, now + seconds)
+            if limit_per_minute:
+                self._interval = 60.0 / limit_per_minute
+            self._condition.notify_all()
+
+    def observe(self, status: int, headers: Mapping[str, str], sent_at: float) -> None:
+        """What an answer says of the key's quota: starts pacing when it is spent, ends it when it refilled."""
+        limit = _int_or_none(headers.get("ratelimit-limit"))
+        remaining = _int_or_none(headers.get("ratelimit-remaining"))
+        if not limit or remaining is None or status == 429:
+            return
+        with self._condition:
+            if remaining == 0:
+                if self._interval == 0:
+                    self._last_release = max(self._last_release, time.monotonic())
+                self._interval = 60.0 / limit
+            elif self._interval > 0:
+                self._interval = 0.0 if sent_at > self._held_at and not self._queue else 60.0 / limit
+            self._condition.notify_all()
 
 
 def _headers(message: Any) -> Dict[str, str]:

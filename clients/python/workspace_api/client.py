@@ -566,11 +566,15 @@ class WorkspaceApiClient:
         api_key: a workspace API key (``wsk_…``). It is sent only in the Authorization header and
             never shown by ``repr``.
         timeout: seconds each attempt may take (connect and each read).
-        retry: a :class:`RetryPolicy` (default: 5 attempts, ``Retry-After`` up to 120 s).
+        retry: a :class:`RetryPolicy` (default: 429 retried for up to 120 s, other retries up to 5
+            attempts). The threads that share the client share its waits: a 429 holds them all.
         on_retry: called with a :class:`RetryEvent` before each wait (logging, metrics).
         user_agent: the User-Agent header.
         opener: a ``urllib.request.OpenerDirector`` (proxies, custom TLS contexts).
-        sleep: what waits between attempts (default ``time.sleep``).
+        sleep: what waits out a backoff or a jitter (default ``time.sleep``).
+
+    A bad setting (a missing or relative ``base_url``, a key that is not a string, a negative
+    timeout) raises ``TypeError`` or ``ValueError`` here rather than at the first call.
     """
 
     def __init__(

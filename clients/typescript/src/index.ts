@@ -196,15 +196,20 @@ export interface WorkspaceApiClientOptions {
   apiKey: string;
   /** fetch to use (default: the global fetch); it receives one Request per attempt */
   fetch?: (request: Request) => Promise<Response>;
-  /** retries after the first attempt (default 3); 0 turns retrying off */
+  /**
+   * retries after the first attempt for 503, 409 idempotency_key_in_use and network errors
+   * (default 3; 0 turns them off). 429 is retried until `retryDeadline` instead.
+   */
   maxRetries?: number;
   /** first backoff in ms when the answer has no Retry-After (network errors); doubled each time (default 500) */
   retryDelay?: number;
   /**
-   * longest wait in ms before a retry (default 120 000): any Retry-After the service sends is
-   * waited out by default (a key's 429 asks for 60 s at most); one beyond it is returned instead
+   * ms a call may spend from its start waiting and retrying (default 120 000): a retry that could
+   * not be sent before it is not made, and the last answer (or network error) is returned instead
    */
-  maxRetryDelay?: number;
+  retryDeadline?: number;
+  /** a random 0 to `retryJitter` ms added to every wait before a retry or after a hold (default 500) */
+  retryJitter?: number;
 }
 
 export interface WorkspaceApiClient {
@@ -214,16 +219,29 @@ export interface WorkspaceApiClient {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-/** Well above the longest Retry-After the service sends (60 s, a key of one request per minute). */
-export const DEFAULT_MAX_RETRY_DELAY_MS = 120_000;
+/** Twice the longest Retry-After the service sends (60 s, a key of one request per minute). */
+export const DEFAULT_RETRY_DEADLINE_MS = 120_000;
 
+/**
+ * A client of one service with one key. Its calls share one limiter (see Limiter): when one of
+ * them is told to wait, they all wait, and are then released at the key's rate.
+ *
+ * The options are checked here, so a missing baseUrl or a negative delay is a TypeError or
+ * RangeError at construction rather than a failure of the first call.
+ */
 export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): WorkspaceApiClient {
+  checkOptions(options);
   const policy: RetryPolicy = {
     maxRetries: options.maxRetries ?? 3,
     retryDelay: options.retryDelay ?? 500,
-    maxRetryDelay: options.maxRetryDelay ?? DEFAULT_MAX_RETRY_DELAY_MS,
+    retryDeadline: options.retryDeadline ?? DEFAULT_RETRY_DEADLINE_MS,
+    retryJitter: options.retryJitter ?? 500,
   };
-  const fetch = retrying(options.fetch ?? ((request: Request) => globalThis.fetch(request)), policy);
+  const fetch = retrying(
+    options.fetch ?? ((request: Request) => globalThis.fetch(request)),
+    policy,
+    new Limiter(policy.retryJitter),
+  );
   const headers: Middleware = {
     onRequest({ request }) {
       request.headers.set('Authorization', `Bearer ${options.apiKey}`);
@@ -241,38 +259,91 @@ export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): Wo
   return { v1, v2 };
 }
 
+/** Options come from configuration files and environment variables: their types are checked too. */
+function checkOptions(options: WorkspaceApiClientOptions): void {
+  const fail = (message: string, Kind: typeof TypeError = TypeError): never => {
+    throw new Kind(`createWorkspaceApiClient: ${message}`);
+  };
+  if (typeof options !== 'object' || (options as unknown) === null) fail('options must be an object');
+  const given = options as unknown as Record<string, unknown>;
+  const { baseUrl, apiKey, fetch } = given;
+  const url = typeof baseUrl === 'string' && URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    fail(`baseUrl must be an absolute http(s) URL such as https://api.example.com, not ${shown(baseUrl)}`);
+  }
+  if (typeof apiKey !== 'string') fail(`apiKey must be a string (a workspace API key, wsk_…), not ${typeof apiKey}`);
+  // The key travels in a header: only visible ASCII can (the key itself is never shown).
+  if (!/^[\x21-\x7e]+$/.test(apiKey as string)) fail('apiKey must be a non-empty string of visible ASCII characters');
+  if (fetch !== undefined && typeof fetch !== 'function') fail(`fetch must be a function, not ${typeof fetch}`);
+  for (const name of ['maxRetries', 'retryDelay', 'retryDeadline', 'retryJitter'] as const) {
+    const value = given[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      fail(`${name} must be a finite number of 0 or more, not ${shown(value)}`, RangeError);
+    }
+    if (name === 'maxRetries' && !Number.isInteger(value)) {
+      fail(`maxRetries must be a whole number, not ${shown(value)}`, RangeError);
+    }
+  }
+}
+
+/** A value as an error message shows it: strings quoted (and cut), objects by their type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 100));
+  if (typeof value === 'object' && value !== null) return typeof value;
+  return String(value);
+}
+
 // ---------------------------------------------------------------------------------------- retries
 
 interface RetryPolicy {
   maxRetries: number;
   retryDelay: number;
-  maxRetryDelay: number;
+  retryDeadline: number;
+  retryJitter: number;
 }
+
+/** Longest backoff between attempts after a network error (the base doubles up to it). */
+const MAX_BACKOFF_MS = 8_000;
 
 /**
  * Wraps fetch so that a request is sent again — the same method, URL, headers (Idempotency-Key
  * included) and body — when retrying cannot do harm:
  *
- * - 429 rate_limit_exceeded and 503 service_unavailable: the request did nothing;
+ * - 429 and 503: the request did nothing;
  * - 409 idempotency_key_in_use: the same request is still running; once it ends, the retry gets
  *   its stored response (a retry is a replay, never a second write);
  * - a network error (no response): the request may or may not have run; a GET is safe to repeat,
  *   and a write carries its Idempotency-Key, so a repeat of one that did run is answered with the
  *   stored response.
  *
- * The wait is Retry-After when the answer has one, else an exponential backoff with jitter. A
- * Retry-After longer than maxRetryDelay is not waited for: the answer is returned (and unwrap()
- * throws it, with retryAfter) — the caller decides whether to come back that much later. Other
- * statuses, 4xx in particular, are returned at once.
+ * Every attempt first passes the client's limiter. A 429 rate_limit_exceeded or a 503 holds the
+ * whole client for its Retry-After (every call waits, not only the one refused); after a 429 the
+ * limiter releases the calls one per 60/N s, N being the key's RateLimit-Limit. 429 is retried
+ * until the call's deadline; the other cases at most maxRetries times. A wait that would end
+ * after the deadline is not begun: the answer is returned (unwrap() throws it, with retryAfter) or
+ * the network error rethrown. Other statuses, 4xx in particular, are returned at once.
  */
 function retrying(
   fetch: (request: Request) => Promise<Response>,
   policy: RetryPolicy,
+  limiter: Limiter,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
+    const deadline = performance.now() + policy.retryDeadline;
+    let response: Response | undefined;
+    let failure: unknown;
+    let retries = 0;
     for (let attempt = 0; ; attempt++) {
-      let response: Response | undefined;
-      let failure: unknown;
+      // The first attempt is sent even when the limiter holds it past the deadline: every call
+      // gets one answer of its own.
+      if (!(await limiter.acquire(request.signal, deadline)) && attempt > 0) {
+        if (response) return response;
+        throw failure;
+      }
+      await response?.body?.cancel();
+      response = undefined;
+      const sentAt = performance.now();
       try {
         // A clone per attempt: a Request body can be read once.
         response = await fetch(request.clone());
@@ -280,41 +351,58 @@ function retrying(
         if (request.signal.aborted) throw error;
         failure = error;
       }
+      if (response) limiter.observe(response, sentAt);
       const key = request.headers.get('idempotency-key');
       if (response && key !== null) sentIdempotencyKeys.set(response, key);
-      if (response && !(await isRetryable(response))) return response;
-      const wait = response ? waitFor(response, attempt, policy) : backoff(attempt, policy);
-      if (attempt >= policy.maxRetries || wait === undefined) {
+      const kind = response ? await retryKind(response) : 'network';
+      if (kind === undefined) return response!;
+
+      const seconds = response ? retryAfterSeconds(response) : undefined;
+      const wait = seconds === undefined ? backoff(retries, policy) : seconds * 1000;
+      // 429 is retried until the deadline; the rest at most maxRetries times.
+      const counted = response?.status !== 429;
+      if ((counted && retries >= policy.maxRetries) || performance.now() + wait > deadline) {
         if (response) return response;
         throw failure;
       }
-      await response?.body?.cancel();
-      await sleep(wait, request.signal);
+      if (counted) retries++;
+      if (kind === 'rate_limit' || kind === 'unavailable') {
+        // The whole client waits; the next acquire() releases this call in its turn.
+        const limit = kind === 'rate_limit' ? headerInt(response!, 'ratelimit-limit') : undefined;
+        limiter.hold(wait, limit);
+      } else {
+        await sleep(wait + Math.random() * policy.retryJitter, request.signal);
+      }
     }
   };
 }
 
-async function isRetryable(response: Response): Promise<boolean> {
-  if (response.status === 429 || response.status === 503) return true;
-  if (response.status !== 409) return false;
+type RetryKind = 'rate_limit' | 'unavailable' | 'own_wait' | 'network';
+
+/**
+ * How an answer is retried, or undefined when it is final. A 429 concurrency_limit_exceeded is
+ * about requests in flight, not the rate: only the call refused waits.
+ */
+async function retryKind(response: Response): Promise<RetryKind | undefined> {
+  if (response.status === 503) return 'unavailable';
+  if (response.status !== 429 && response.status !== 409) return undefined;
   const body: unknown = await response
     .clone()
     .json()
     .catch(() => undefined);
-  return errorBodyOf(body)?.code === 'idempotency_key_in_use';
+  const code = errorBodyOf(body)?.code;
+  if (response.status === 409) return code === 'idempotency_key_in_use' ? 'own_wait' : undefined;
+  return code === 'concurrency_limit_exceeded' ? 'own_wait' : 'rate_limit';
 }
 
-/** ms to wait before retrying after this answer, or undefined when Retry-After exceeds the cap. */
-function waitFor(response: Response, attempt: number, policy: RetryPolicy): number | undefined {
-  const seconds = retryAfterSeconds(response);
-  if (seconds === undefined) return backoff(attempt, policy);
-  const ms = seconds * 1000;
-  return ms > policy.maxRetryDelay ? undefined : ms;
-}
-
-function backoff(attempt: number, policy: RetryPolicy): number {
-  const ceiling = Math.min(policy.maxRetryDelay, policy.retryDelay * 2 ** attempt);
+function backoff(retry: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, policy.retryDelay * 2 ** retry);
   return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+function headerInt(response: Response, name: string): number | undefined {
+  const value = response.headers.get(name);
+  return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /** Retry-After as seconds: delta-seconds, or an HTTP date. */
@@ -324,6 +412,121 @@ function retryAfterSeconds(response: Response): number | undefined {
   if (/^\d+$/.test(value.trim())) return Number(value);
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+interface Waiter {
+  release: (released: boolean) => void;
+}
+
+/**
+ * The queue every attempt of one client passes, so that parallel calls do not stampede.
+ *
+ * - A hold (hold()): after a 429 or 503, no attempt is sent before its Retry-After has passed.
+ * - Pacing: once the key's quota is spent (a 429, or an answer with RateLimit-Remaining: 0), the
+ *   attempts are released one per 60/N s, N being the RateLimit-Limit: the key's quota refills one
+ *   request per 60/N s (GCRA, docs/api-conventions.md), so each of them passes. Pacing ends once
+ *   an answer to a request sent after the last hold reports RateLimit-Remaining above 0 while
+ *   no one waits.
+ * - Waiters are released in arrival order, each after a random 0 to `jitter` ms, so that clients
+ *   of other processes on the same key do not all send at the same instant. Delaying a paced
+ *   request never costs it its turn: the quota counts from the slot, not from the send.
+ */
+class Limiter {
+  private resumeAt = 0;
+  /** ms between releases while pacing; 0 when not pacing */
+  private interval = 0;
+  private lastRelease = -Infinity;
+  private heldAt = -Infinity;
+  private readonly queue: Waiter[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly jitter: number) {}
+
+  /**
+   * Resolves true when the caller may send, or false when the deadline came first (or its turn
+   * would come after it); rejects when the signal aborts.
+   */
+  async acquire(signal: AbortSignal, deadline: number): Promise<boolean> {
+    signal.throwIfAborted();
+    const now = performance.now();
+    if (this.queue.length === 0 && this.readyAt() <= now) {
+      this.lastRelease = now;
+      return true;
+    }
+    // The turn this caller would get, were nothing to change: past the deadline, it gives up now.
+    if (this.readyAt() + this.queue.length * this.interval > deadline) return false;
+    const released = await new Promise<boolean>((resolve, reject) => {
+      const waiter: Waiter = {
+        release: (value) => {
+          clearTimeout(expiry);
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+      };
+      const leave = () => {
+        const index = this.queue.indexOf(waiter);
+        if (index >= 0) this.queue.splice(index, 1);
+        this.pump();
+      };
+      const onAbort = () => {
+        clearTimeout(expiry);
+        leave();
+        reject(signal.reason as Error);
+      };
+      const expiry = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        leave();
+        resolve(false);
+      }, deadline - now);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+    if (released && this.jitter > 0) await sleep(Math.random() * this.jitter, signal);
+    return released;
+  }
+
+  /** Holds every caller for `ms`; with the key's limit per minute, paces them after it. */
+  hold(ms: number, limitPerMinute: number | undefined): void {
+    const now = performance.now();
+    this.heldAt = now;
+    this.resumeAt = Math.max(this.resumeAt, now + ms);
+    if (limitPerMinute !== undefined && limitPerMinute > 0) this.interval = 60_000 / limitPerMinute;
+    this.pump();
+  }
+
+  /** What an answer says of the key's quota: starts pacing when it is spent, ends it when it refilled. */
+  observe(response: Response, sentAt: number): void {
+    const limit = headerInt(response, 'ratelimit-limit');
+    const remaining = headerInt(response, 'ratelimit-remaining');
+    if (limit === undefined || limit === 0 || remaining === undefined || response.status === 429) return;
+    if (remaining === 0) {
+      if (this.interval === 0) this.lastRelease = Math.max(this.lastRelease, performance.now());
+      this.interval = 60_000 / limit;
+    } else if (this.interval > 0) {
+      if (sentAt > this.heldAt && this.queue.length === 0) this.interval = 0;
+      else this.interval = 60_000 / limit;
+    }
+  }
+
+  private readyAt(): number {
+    return Math.max(this.resumeAt, this.interval > 0 ? this.lastRelease + this.interval : 0);
+  }
+
+  private pump(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.queue.length > 0) {
+      const now = performance.now();
+      const at = this.readyAt();
+      if (at > now) {
+        this.timer = setTimeout(() => this.pump(), at - now);
+        return;
+      }
+      this.lastRelease = now;
+      this.queue.shift()!.release(true);
+    }
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -363,11 +566,12 @@ export async function* pages<T>(
   } while (cursor !== undefined);
 }
 
-/** Every item of a list, across its pages (see pages()). */
+/** Every item of a list, across its pages (see pages()); `from` resumes at a stored next_cursor. */
 export async function* paginate<T>(
   call: (cursor: string | undefined) => Promise<CallResult<Page<T>>>,
+  from?: string,
 ): AsyncGenerator<T, void, undefined> {
-  for await (const page of pages(call)) yield* page.data;
+  for await (const page of pages(call, from)) yield* page.data;
 }
 
 // ----------------------------------------------------------------------------------- batch upsert
