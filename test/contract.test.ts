@@ -60,3 +60,25 @@ test('errors on paths outside the documents still use the error object', () => {
     /error schema/,
   );
 });
+
+test('an error code the operation does not list for that status fails', () => {
+  const error = (code: string) => ({
+    error: { type: 'invalid_request', code, message: 'm', request_id: 'req_abcdefghijklmnop' },
+  });
+  assertMatchesContract('GET', '/v2/contacts', 400, headers(), error('invalid_cursor'));
+  assert.throws(
+    () => assertMatchesContract('GET', '/v2/contacts', 400, headers(), error('invalid_json')),
+    /error code invalid_json is not documented for this status/,
+  );
+  assert.throws(
+    () =>
+      assertMatchesContract(
+        'GET',
+        '/v2/contacts/0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41',
+        400,
+        headers(),
+        error('invalid_cursor'),
+      ),
+    /error code invalid_cursor is not documented/,
+  );
+});

@@ -1,8 +1,8 @@
 // Every response the integration suite receives through the harness is checked against the
 // published interface description that covers it (docs/openapi/*.json, which
 // openapi-artifact.test.ts keeps equal to what the service serves): the status must be one the
-// operation documents, the documented headers must be there, and the body must validate against
-// the documented schema. A response the documents do not describe fails the test that got it.
+// operation documents, an error's code one it lists for that status, the documented headers
+// must be there, and the body must validate against the documented schema. A response the documents do not describe fails the test that got it.
 import assert from 'node:assert/strict';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -69,6 +69,15 @@ export function assertMatchesContract(
   checked++;
   const response = op.responses[String(status)];
   assert.ok(response, `${where}: status ${status} is not documented for this operation`);
+  // An error answer lists the codes it can carry there (src/http/responses.ts).
+  const codes = response['x-error-codes'] as string[] | undefined;
+  if (codes && method !== 'HEAD') {
+    const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+    assert.ok(
+      typeof code === 'string' && codes.includes(code),
+      `${where}: error code ${String(code)} is not documented for this status (${codes.join(', ')})`,
+    );
+  }
   for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
     const value = headers.get(name);
     // A header the document marks required must be sent; the others only in some of the

@@ -5,25 +5,10 @@
 // (test/openapi-artifact.test.ts checks it), so generated clients get named types and the
 // document stays a faithful picture of what the routes validate and send.
 
+import { ERROR_CODES_KEY, errorResponseName } from '../http/responses.js';
 import { canonicalJson as canonical } from '../shared/canonical-json.js';
 
 type Json = Record<string, unknown>;
-
-/** components.responses names of the error answers, by status. */
-const ERROR_RESPONSE_NAMES: Record<string, string> = {
-  '400': 'BadRequest',
-  '401': 'Unauthorized',
-  '403': 'Forbidden',
-  '404': 'NotFound',
-  '409': 'Conflict',
-  '410': 'Gone',
-  '413': 'BodyTooLarge',
-  '415': 'UnsupportedMediaType',
-  '422': 'UnprocessableEntity',
-  '429': 'TooManyRequests',
-  '500': 'ServerError',
-  '503': 'ServiceUnavailable',
-};
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -114,13 +99,14 @@ function liftHeaders(doc: Json, headers: Json): void {
   }
 }
 
-/** Error answers are the same in every operation: one component per status. */
+/** Error answers recur across operations: one component per status (per kind of operation for 400). */
 function liftErrorResponses(doc: Json, responses: Json): void {
   for (const op of operationsOf(doc)) {
     const own = op.responses ?? {};
     for (const [status, response] of Object.entries(own)) {
-      const name = ERROR_RESPONSE_NAMES[status];
-      if (name) own[status] = register(responses, name, response, 'responses');
+      const codes = response[ERROR_CODES_KEY];
+      if (!Array.isArray(codes)) continue;
+      own[status] = register(responses, errorResponseName(Number(status), codes as string[]), response, 'responses');
     }
   }
 }

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { RouteOptions } from '../services.js';
 import { renderDurations } from '../shared/documented-durations.js';
-import { exampleErrorOf } from '../shared/errors.js';
+import { ERROR_CODES, type ErrorCode } from '../shared/errors.js';
+import { ERROR_CODES_KEY } from '../http/responses.js';
 import { componentize } from './openapi-components.js';
 
 interface DocumentInfo {
@@ -68,6 +69,9 @@ const COMMON_HEADERS: Json = {
   'X-Content-Type-Options': NO_SNIFF,
 };
 
+const UNKNOWN_QUERY =
+  'A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.';
+
 const RETRY_AFTER: Json = {
   description: 'Seconds to wait before retrying: on 429, until the next request passes (rounded up).',
   schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 },
@@ -114,20 +118,14 @@ export function exampleOf(schema: Json | undefined): unknown {
   }
 }
 
-function exampleFor(status: string, response: Json): unknown {
-  const error = exampleErrorOf(Number(status));
-  if (error) {
-    return {
-      error: {
-        type: error.type,
-        code: error.code,
-        message: response.description ?? 'See the error catalog.',
-        request_id: 'req_3kTq9xVb2mR8LwZp',
-      },
-    };
+/** A success's example from its schema; an error's is its first code, as the service words it. */
+function exampleFor(response: Json): unknown {
+  const codes = response[ERROR_CODES_KEY] as ErrorCode[] | undefined;
+  if (codes?.[0] === undefined) {
+    return exampleOf((response.content as Record<string, Json> | undefined)?.['application/json']?.schema as Json);
   }
-  const content = (response.content as Record<string, Json> | undefined)?.['application/json'];
-  return exampleOf(content?.schema as Json | undefined);
+  const { type, message } = ERROR_CODES[codes[0]];
+  return { error: { type, code: codes[0], message, request_id: 'req_3kTq9xVb2mR8LwZp' } };
 }
 
 /** Sorts object keys at every level so the same routes always give the same bytes. */
@@ -177,9 +175,16 @@ export async function registerOpenApi(
     },
     // Each operation's scope as its security requirement (OpenAPI 3.1 allows role names for an
     // http scheme), so clients and readers see it without the prose.
+    // A query schema that admits no other property refuses an unknown parameter: the operation
+    // says so, beside its 400.
     transform: ({ schema, url, route }) => {
       const scope = (route.config as { scope?: string } | undefined)?.scope;
-      return { schema: scope ? { ...schema, security: [{ apiKey: [scope] }] } : schema, url };
+      const closedQuery =
+        (schema.querystring as { additionalProperties?: unknown } | undefined)?.additionalProperties === false;
+      const description = closedQuery
+        ? `${schema.description ?? ''}${schema.description ? ' ' : ''}${UNKNOWN_QUERY}`
+        : schema.description;
+      return { schema: { ...schema, description, ...(scope ? { security: [{ apiKey: [scope] }] } : {}) }, url };
     },
     transformObject: (document) => {
       const doc = (document as { openapiObject: Json }).openapiObject as Json & {
@@ -212,7 +217,13 @@ export async function registerOpenApi(
             if (isWrite && status === '201') headers.Location = LOCATION;
             response.headers = headers;
             const content = (response.content as Record<string, Json> | undefined)?.['application/json'];
-            if (content && content.example === undefined) content.example = exampleFor(status, response);
+            // An error's codes, declared on its schema (http/responses.ts), belong to the answer.
+            const schema = content?.schema as Json | undefined;
+            if (schema?.[ERROR_CODES_KEY] !== undefined) {
+              response[ERROR_CODES_KEY] = schema[ERROR_CODES_KEY];
+              delete schema[ERROR_CODES_KEY];
+            }
+            if (content && content.example === undefined) content.example = exampleFor(response);
           }
         }
       }

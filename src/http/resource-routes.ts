@@ -50,7 +50,7 @@ export function listOperation<Q extends TObject, P extends TObject = typeof NoPa
       tags: [...o.tags],
       params: (o.params ?? NoParams) as P,
       querystring: o.querystring,
-      response: readResponses({ 200: Page(o.item) }),
+      response: readResponses({ 200: Page(o.item) }, { cursor: true, path: !!o.params, notFound: !!o.params }),
     },
   };
 }
@@ -97,7 +97,7 @@ export function getOperation(o: Described & { noun: string }) {
       tags: [...o.tags],
       params: Type.Object({ id }, { additionalProperties: false }),
       querystring: NoQuery,
-      response: readResponses({ 200: Single(o.item) }),
+      response: readResponses({ 200: Single(o.item) }, { path: true, notFound: true }),
     },
   };
 }

@@ -118,15 +118,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/**
- * The code an operation's documented answer of this status shows as its example: the first of
- * the table with that status (the table lists the most common code of each status first).
- */
-export function exampleErrorOf(status: number): { type: ErrorType; code: ErrorCode; message: string } | undefined {
-  const entry = (Object.entries(ERROR_CODES) as [ErrorCode, CodeDefinition][]).find(([, d]) => d.status === status);
-  return entry && { type: entry[1].type, code: entry[0], message: entry[1].message };
-}
-
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;

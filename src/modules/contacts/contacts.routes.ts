@@ -91,7 +91,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         params: ContactIdParams,
         headers: IdempotencyHeaders,
         body: ContactUpdate,
-        response: writeResponses({ 200: Single(Contact) }),
+        response: writeResponses({ 200: Single(Contact) }, { path: true }),
       },
     },
     async (request, reply) =>
@@ -113,7 +113,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         params: ExternalIdParams,
         headers: IdempotencyHeaders,
         body: ContactUpdate,
-        response: writeResponses({ 200: Single(Contact), 201: Single(Contact) }),
+        response: writeResponses({ 200: Single(Contact), 201: Single(Contact) }, { path: true }),
       },
     },
     async (request, reply) =>

@@ -6,7 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, eventsExpired, insufficientScope } from '../../shared/errors.js';
 import { paginate, type PageOf } from '../../shared/pagination.js';
-import { feedResponses, readResponses } from '../../http/responses.js';
+import { readResponses } from '../../http/responses.js';
 import { LIMIT_DEFAULT, NoQuery, Page, Single } from '../../shared/schemas.js';
 import { principalOf } from '../../http/principal.js';
 import { EVENTS_RETENTION } from '../../shared/documented-durations.js';
@@ -103,7 +103,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
           'The position after which every future change appears, without reading the feed. To start a sync: take this position, export the lists, then read the feed with after=<position> (docs/sync.md).',
         tags: ['Events'],
         querystring: NoQuery,
-        response: readResponses({ 200: Single(FeedHead) }),
+        response: readResponses({ 200: Single(FeedHead) }, {}),
       },
     },
     async (request) => {
@@ -129,7 +129,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
         description: `Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for ${EVENTS_RETENTION} (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.`,
         tags: ['Events'],
         querystring: EventsQuery,
-        response: feedResponses({ 200: Page(Event) }),
+        response: readResponses({ 200: Page(Event) }, { cursor: true, expires: true }),
       },
     },
     async (request, reply) => {

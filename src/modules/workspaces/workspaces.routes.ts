@@ -19,7 +19,8 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
         description: 'Identity, status and time zone of the workspace the API key belongs to.',
         tags: ['Workspace'],
         querystring: NoQuery,
-        response: readResponses({ 200: Single(Workspace) }),
+        // 404 only if the workspace is deleted between authentication and this read.
+        response: readResponses({ 200: Single(Workspace) }, { notFound: true }),
       },
     },
     async (request) => {

@@ -11,7 +11,7 @@ export interface paths {
     };
     /**
      * List appointments
-     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.
+     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listAppointments'];
     put?: never;
@@ -31,7 +31,7 @@ export interface paths {
     };
     /**
      * Get an appointment
-     * @description The appointment with this id; 404 when the workspace of the key has none.
+     * @description The appointment with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getAppointment'];
     put?: never;
@@ -51,7 +51,7 @@ export interface paths {
     };
     /**
      * List contacts
-     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.
+     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listContacts'];
     put?: never;
@@ -95,7 +95,7 @@ export interface paths {
     };
     /**
      * Get a contact
-     * @description The contact with this id; 404 when the workspace of the key has none.
+     * @description The contact with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getContact'];
     put?: never;
@@ -274,31 +274,10 @@ export interface components {
     };
   };
   responses: {
-    /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-    BadRequest: {
-      headers: {
-        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
-        'X-Request-Id': components['headers']['X-Request-Id'];
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "error": {
-         *         "code": "invalid_query_parameter",
-         *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-         *         "request_id": "req_3kTq9xVb2mR8LwZp",
-         *         "type": "invalid_request"
-         *       }
-         *     }
-         */
-        'application/json': components['schemas']['Error'];
-      };
-    };
-    /** @description Request body too large. */
+    /**
+     * @description The request body is too large. error.code is one of:
+     *     - `payload_too_large`: the body is over the size limit; refused before it is read
+     */
     BodyTooLarge: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -313,7 +292,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "payload_too_large",
-         *         "message": "Request body too large.",
+         *         "message": "The request body is too large.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "invalid_request"
          *       }
@@ -322,7 +301,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+    /**
+     * @description The Idempotency-Key cannot be used for this request now. error.code is one of:
+     *     - `idempotency_key_reused`: the Idempotency-Key was used with a different request
+     *     - `idempotency_key_in_use`: a request with this Idempotency-Key is still running; see Retry-After
+     */
     Conflict: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -338,7 +321,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "idempotency_key_reused",
-         *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+         *         "message": "This Idempotency-Key was already used with a different request.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "idempotency_error"
          *       }
@@ -347,7 +330,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Workspace suspended, or the key lacks the required scope. */
+    /**
+     * @description The key may not do this. error.code is one of:
+     *     - `insufficient_scope`: the key lacks the scope the operation (or a filter of it) needs; details.required_scope
+     *     - `workspace_suspended`: the workspace of the key is suspended
+     */
     Forbidden: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -363,7 +350,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "insufficient_scope",
-         *         "message": "Workspace suspended, or the key lacks the required scope.",
+         *         "message": "The API key lacks the scope this operation requires.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "permission_error"
          *       }
@@ -372,7 +359,97 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description No such resource in this workspace. */
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    GetBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description Request header fields too large. error.code is one of:
+     *     - `headers_too_large`: the request headers or URL are too large for the HTTP parser; the connection is closed
+     */
+    HeadersTooLarge: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "headers_too_large",
+         *         "message": "The request headers or URL are too large.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_cursor`: the cursor was not issued for this workspace, list and filters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    ListBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description No such resource. error.code is one of:
+     *     - `resource_not_found`: no such resource in the workspace of the key
+     */
     NotFound: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -387,7 +464,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "resource_not_found",
-         *         "message": "No such resource in this workspace.",
+         *         "message": "No such resource.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "not_found"
          *       }
@@ -396,7 +473,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Unexpected error. */
+    /**
+     * @description Unexpected error. error.code is one of:
+     *     - `internal_error`: an unexpected error, logged with the request id
+     */
     ServerError: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -411,7 +491,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "internal_error",
-         *         "message": "Unexpected error.",
+         *         "message": "An unexpected error occurred; it has been logged.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "api_error"
          *       }
@@ -420,7 +500,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Service temporarily unavailable; see Retry-After. */
+    /**
+     * @description Service temporarily unavailable; retry after Retry-After. error.code is one of:
+     *     - `service_unavailable`: the store cannot be reached or gave up; see Retry-After
+     *     - `server_overloaded`: the process is saturated and this key holds the most of it; see Retry-After
+     */
     ServiceUnavailable: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -436,7 +520,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "service_unavailable",
-         *         "message": "Service temporarily unavailable; see Retry-After.",
+         *         "message": "The service is temporarily unavailable; retry after the time in Retry-After.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "api_error"
          *       }
@@ -445,7 +529,12 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Rate limit exceeded; see Retry-After. */
+    /**
+     * @description Too many requests; nothing was done. error.code is one of:
+     *     - `rate_limit_exceeded`: the key is past its rate limit; see Retry-After
+     *     - `concurrency_limit_exceeded`: the key already has its number of requests in progress; see Retry-After
+     *     - `address_rate_limit_exceeded`: requests without a valid key from this address are past their limit; see Retry-After
+     */
     TooManyRequests: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -461,7 +550,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "rate_limit_exceeded",
-         *         "message": "Rate limit exceeded; see Retry-After.",
+         *         "message": "Too many requests for this API key; retry after the time in Retry-After.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "rate_limit_error"
          *       }
@@ -470,7 +559,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Missing, malformed, unknown, expired or revoked API key. */
+    /**
+     * @description No valid API key. error.code is one of:
+     *     - `invalid_api_key`: the API key is missing, malformed, unknown, expired or revoked
+     */
     Unauthorized: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -486,7 +578,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "invalid_api_key",
-         *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+         *         "message": "The API key is missing, malformed, unknown, expired or revoked.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "authentication_error"
          *       }
@@ -495,7 +587,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The body breaks its schema or a cross-field rule. */
+    /**
+     * @description The request body is invalid. error.code is one of:
+     *     - `validation_failed`: the body breaks its schema or a cross-field rule; details.errors lists the problems
+     */
     UnprocessableEntity: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -510,7 +605,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "validation_failed",
-         *         "message": "The body breaks its schema or a cross-field rule.",
+         *         "message": "The request body is invalid.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "validation_error"
          *       }
@@ -519,7 +614,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Request body is not application/json. */
+    /**
+     * @description The request body is not JSON. error.code is one of:
+     *     - `unsupported_media_type`: the body is not application/json
+     */
     UnsupportedMediaType: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -534,7 +632,70 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "unsupported_media_type",
-         *         "message": "Request body is not application/json.",
+         *         "message": "The request body must be sent with Content-Type: application/json.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
+     *     - `idempotency_key_missing`: no Idempotency-Key header
+     *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    WriteBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_json",
+         *         "message": "The request body is not valid JSON.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
+     *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
+     *     - `idempotency_key_missing`: no Idempotency-Key header
+     *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    WriteByIdBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_path_parameter",
+         *         "message": "A path parameter is invalid.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "invalid_request"
          *       }
@@ -647,11 +808,11 @@ export interface operations {
           'application/json': components['schemas']['AppointmentPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -700,11 +861,12 @@ export interface operations {
           'application/json': components['schemas']['AppointmentResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -768,11 +930,11 @@ export interface operations {
           'application/json': components['schemas']['ContactPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -827,7 +989,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -836,6 +998,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -925,7 +1088,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteByIdBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -934,6 +1097,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -984,11 +1148,12 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1048,7 +1213,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteByIdBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -1057,6 +1222,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };

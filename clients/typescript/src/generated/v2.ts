@@ -11,7 +11,7 @@ export interface paths {
     };
     /**
      * List appointments
-     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start.
+     * @description Appointments ordered by (updated_at, id) ascending. starts_after and starts_before bound starts_at inclusively and leave out appointments without a start. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listAppointments'];
     put?: never;
@@ -31,7 +31,7 @@ export interface paths {
     };
     /**
      * Get an appointment
-     * @description The appointment with this id; 404 when the workspace of the key has none.
+     * @description The appointment with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getAppointment'];
     put?: never;
@@ -51,7 +51,7 @@ export interface paths {
     };
     /**
      * List automations
-     * @description List automations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     * @description List automations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listAutomations'];
     put?: never;
@@ -71,7 +71,7 @@ export interface paths {
     };
     /**
      * Get an automation
-     * @description The automation with this id; 404 when the workspace of the key has none.
+     * @description The automation with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getAutomation'];
     put?: never;
@@ -91,7 +91,7 @@ export interface paths {
     };
     /**
      * List catalog items
-     * @description List catalog items, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     * @description List catalog items, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listCatalogItems'];
     put?: never;
@@ -111,7 +111,7 @@ export interface paths {
     };
     /**
      * Get a catalog item
-     * @description The catalog item with this id; 404 when the workspace of the key has none.
+     * @description The catalog item with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getCatalogItem'];
     put?: never;
@@ -131,7 +131,7 @@ export interface paths {
     };
     /**
      * List contacts
-     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.
+     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listContacts'];
     put?: never;
@@ -195,7 +195,7 @@ export interface paths {
     };
     /**
      * Get a contact
-     * @description The contact with this id; 404 when the workspace of the key has none.
+     * @description The contact with this id; 404 when the workspace of the key has none. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getContact'];
     put?: never;
@@ -219,7 +219,7 @@ export interface paths {
     };
     /**
      * List conversations
-     * @description List conversations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after.
+     * @description List conversations, ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last item you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listConversations'];
     put?: never;
@@ -239,7 +239,7 @@ export interface paths {
     };
     /**
      * List a contact's messages
-     * @description Messages of every conversation of the contact, ordered by (created_at, id). For incremental sync pass the created_at of the last message you stored as created_after.
+     * @description Messages of every conversation of the contact, ordered by (created_at, id). For incremental sync pass the created_at of the last message you stored as created_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listMessages'];
     put?: never;
@@ -259,7 +259,7 @@ export interface paths {
     };
     /**
      * List changes (events feed)
-     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap.
+     * @description Every change to a contact, appointment, pipeline stage, catalog item, conversation, message, automation or the workspace, whoever made it, in a stable order: an event is visible once its change is committed, and a reader that follows the cursor (or resumes with after=) never misses one. A key sees the events of the resource types its scopes read on their own routes (messages need messages:read) and nothing of the others. When a resource is deleted, its earlier events keep their place but their data becomes its tombstone. Events are kept for 30 days (EVENTS_RETENTION_DAYS); a position from before what retention kept answers 410 events_expired, never a silent gap. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listEvents'];
     put?: never;
@@ -279,7 +279,7 @@ export interface paths {
     };
     /**
      * Current end of the events feed
-     * @description The position after which every future change appears, without reading the feed. To start a sync: take this position, export the lists, then read the feed with after=<position> (docs/sync.md).
+     * @description The position after which every future change appears, without reading the feed. To start a sync: take this position, export the lists, then read the feed with after=<position> (docs/sync.md). A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getEventsHead'];
     put?: never;
@@ -299,7 +299,7 @@ export interface paths {
     };
     /**
      * List pipeline stages
-     * @description Ordered by (updated_at, id) like every list; sort by position to show them in pipeline order.
+     * @description Ordered by (updated_at, id) like every list; sort by position to show them in pipeline order. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listPipelineStages'];
     put?: never;
@@ -319,7 +319,7 @@ export interface paths {
     };
     /**
      * Get the workspace of this API key
-     * @description Identity, status and time zone of the workspace the API key belongs to.
+     * @description Identity, status and time zone of the workspace the API key belongs to. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['getWorkspace'];
     put?: never;
@@ -810,31 +810,10 @@ export interface components {
     };
   };
   responses: {
-    /** @description Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor). */
-    BadRequest: {
-      headers: {
-        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
-        'X-Request-Id': components['headers']['X-Request-Id'];
-        [name: string]: unknown;
-      };
-      content: {
-        /**
-         * @example {
-         *       "error": {
-         *         "code": "invalid_query_parameter",
-         *         "message": "Invalid request (bad query or path parameter, malformed JSON, missing or bad Idempotency-Key, foreign cursor).",
-         *         "request_id": "req_3kTq9xVb2mR8LwZp",
-         *         "type": "invalid_request"
-         *       }
-         *     }
-         */
-        'application/json': components['schemas']['Error'];
-      };
-    };
-    /** @description Request body too large. */
+    /**
+     * @description The request body is too large. error.code is one of:
+     *     - `payload_too_large`: the body is over the size limit; refused before it is read
+     */
     BodyTooLarge: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -849,7 +828,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "payload_too_large",
-         *         "message": "Request body too large.",
+         *         "message": "The request body is too large.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "invalid_request"
          *       }
@@ -858,7 +837,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Idempotency-Key reused with a different request, or still in use by a concurrent request. */
+    /**
+     * @description The Idempotency-Key cannot be used for this request now. error.code is one of:
+     *     - `idempotency_key_reused`: the Idempotency-Key was used with a different request
+     *     - `idempotency_key_in_use`: a request with this Idempotency-Key is still running; see Retry-After
+     */
     Conflict: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -874,7 +857,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "idempotency_key_reused",
-         *         "message": "Idempotency-Key reused with a different request, or still in use by a concurrent request.",
+         *         "message": "This Idempotency-Key was already used with a different request.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "idempotency_error"
          *       }
@@ -883,7 +866,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Workspace suspended, or the key lacks the required scope. */
+    /**
+     * @description The key may not do this. error.code is one of:
+     *     - `insufficient_scope`: the key lacks the scope the operation (or a filter of it) needs; details.required_scope
+     *     - `workspace_suspended`: the workspace of the key is suspended
+     */
     Forbidden: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -899,7 +886,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "insufficient_scope",
-         *         "message": "Workspace suspended, or the key lacks the required scope.",
+         *         "message": "The API key lacks the scope this operation requires.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "permission_error"
          *       }
@@ -908,7 +895,40 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description events_expired: retention deleted events after this position; resynchronize (docs/sync.md). */
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    GetBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The position is no longer in the feed. error.code is one of:
+     *     - `events_expired`: retention deleted events after this position; resynchronize (docs/sync.md)
+     */
     Gone: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -923,7 +943,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "events_expired",
-         *         "message": "events_expired: retention deleted events after this position; resynchronize (docs/sync.md).",
+         *         "message": "Events after this position were deleted by retention: resynchronize (export the lists, then follow the feed from GET /v2/events/head).",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "invalid_request"
          *       }
@@ -932,7 +952,98 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description No such resource in this workspace. */
+    /**
+     * @description Request header fields too large. error.code is one of:
+     *     - `headers_too_large`: the request headers or URL are too large for the HTTP parser; the connection is closed
+     */
+    HeadersTooLarge: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "headers_too_large",
+         *         "message": "The request headers or URL are too large.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_cursor`: the cursor was not issued for this workspace, list and filters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    ListBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
+     *     - `invalid_cursor`: the cursor was not issued for this workspace, list and filters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    NestedListBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description No such resource. error.code is one of:
+     *     - `resource_not_found`: no such resource in the workspace of the key
+     */
     NotFound: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -947,7 +1058,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "resource_not_found",
-         *         "message": "No such resource in this workspace.",
+         *         "message": "No such resource.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "not_found"
          *       }
@@ -956,7 +1067,39 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Unexpected error. */
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    ReadBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_query_parameter",
+         *         "message": "A query parameter is invalid.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description Unexpected error. error.code is one of:
+     *     - `internal_error`: an unexpected error, logged with the request id
+     */
     ServerError: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -971,7 +1114,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "internal_error",
-         *         "message": "Unexpected error.",
+         *         "message": "An unexpected error occurred; it has been logged.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "api_error"
          *       }
@@ -980,7 +1123,11 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Service temporarily unavailable; see Retry-After. */
+    /**
+     * @description Service temporarily unavailable; retry after Retry-After. error.code is one of:
+     *     - `service_unavailable`: the store cannot be reached or gave up; see Retry-After
+     *     - `server_overloaded`: the process is saturated and this key holds the most of it; see Retry-After
+     */
     ServiceUnavailable: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -996,7 +1143,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "service_unavailable",
-         *         "message": "Service temporarily unavailable; see Retry-After.",
+         *         "message": "The service is temporarily unavailable; retry after the time in Retry-After.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "api_error"
          *       }
@@ -1005,7 +1152,12 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Rate limit exceeded; see Retry-After. */
+    /**
+     * @description Too many requests; nothing was done. error.code is one of:
+     *     - `rate_limit_exceeded`: the key is past its rate limit; see Retry-After
+     *     - `concurrency_limit_exceeded`: the key already has its number of requests in progress; see Retry-After
+     *     - `address_rate_limit_exceeded`: requests without a valid key from this address are past their limit; see Retry-After
+     */
     TooManyRequests: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1021,7 +1173,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "rate_limit_exceeded",
-         *         "message": "Rate limit exceeded; see Retry-After.",
+         *         "message": "Too many requests for this API key; retry after the time in Retry-After.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "rate_limit_error"
          *       }
@@ -1030,7 +1182,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Missing, malformed, unknown, expired or revoked API key. */
+    /**
+     * @description No valid API key. error.code is one of:
+     *     - `invalid_api_key`: the API key is missing, malformed, unknown, expired or revoked
+     */
     Unauthorized: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1046,7 +1201,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "invalid_api_key",
-         *         "message": "Missing, malformed, unknown, expired or revoked API key.",
+         *         "message": "The API key is missing, malformed, unknown, expired or revoked.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "authentication_error"
          *       }
@@ -1055,7 +1210,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The body breaks its schema or a cross-field rule. */
+    /**
+     * @description The request body is invalid. error.code is one of:
+     *     - `validation_failed`: the body breaks its schema or a cross-field rule; details.errors lists the problems
+     */
     UnprocessableEntity: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1070,7 +1228,7 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "validation_failed",
-         *         "message": "The body breaks its schema or a cross-field rule.",
+         *         "message": "The request body is invalid.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "validation_error"
          *       }
@@ -1079,7 +1237,10 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Request body is not application/json. */
+    /**
+     * @description The request body is not JSON. error.code is one of:
+     *     - `unsupported_media_type`: the body is not application/json
+     */
     UnsupportedMediaType: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1094,7 +1255,70 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "unsupported_media_type",
-         *         "message": "Request body is not application/json.",
+         *         "message": "The request body must be sent with Content-Type: application/json.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
+     *     - `idempotency_key_missing`: no Idempotency-Key header
+     *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    WriteBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_json",
+         *         "message": "The request body is not valid JSON.",
+         *         "request_id": "req_3kTq9xVb2mR8LwZp",
+         *         "type": "invalid_request"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /**
+     * @description The request is invalid. error.code is one of:
+     *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
+     *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
+     *     - `idempotency_key_missing`: no Idempotency-Key header
+     *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
+     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
+     */
+    WriteByIdBadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "invalid_path_parameter",
+         *         "message": "A path parameter is invalid.",
          *         "request_id": "req_3kTq9xVb2mR8LwZp",
          *         "type": "invalid_request"
          *       }
@@ -1207,11 +1431,11 @@ export interface operations {
           'application/json': components['schemas']['AppointmentPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1260,11 +1484,12 @@ export interface operations {
           'application/json': components['schemas']['AppointmentResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1326,11 +1551,11 @@ export interface operations {
           'application/json': components['schemas']['AutomationPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1380,11 +1605,12 @@ export interface operations {
           'application/json': components['schemas']['AutomationResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1448,11 +1674,11 @@ export interface operations {
           'application/json': components['schemas']['CatalogItemPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1502,11 +1728,12 @@ export interface operations {
           'application/json': components['schemas']['CatalogItemResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1570,11 +1797,11 @@ export interface operations {
           'application/json': components['schemas']['ContactPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1629,7 +1856,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -1638,6 +1865,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1695,7 +1923,7 @@ export interface operations {
           'application/json': components['schemas']['ContactBatchUpsertResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -1704,6 +1932,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1793,7 +2022,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteByIdBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -1802,6 +2031,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1852,11 +2082,12 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['GetBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1916,7 +2147,7 @@ export interface operations {
           'application/json': components['schemas']['ContactResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['WriteByIdBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
@@ -1925,6 +2156,7 @@ export interface operations {
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -1989,11 +2221,11 @@ export interface operations {
           'application/json': components['schemas']['ConversationPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2064,11 +2296,12 @@ export interface operations {
           'application/json': components['schemas']['MessagePage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['NestedListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2129,12 +2362,12 @@ export interface operations {
           'application/json': components['schemas']['EventPage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       410: components['responses']['Gone'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2170,11 +2403,11 @@ export interface operations {
           'application/json': components['schemas']['EventsHeadResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ReadBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2230,11 +2463,11 @@ export interface operations {
           'application/json': components['schemas']['PipelineStagePage'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ListBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
-      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
@@ -2274,11 +2507,12 @@ export interface operations {
           'application/json': components['schemas']['WorkspaceResult'];
         };
       };
-      400: components['responses']['BadRequest'];
+      400: components['responses']['ReadBadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
     };
