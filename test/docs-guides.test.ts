@@ -160,3 +160,16 @@ describe('names that are not guides', () => {
     assert.equal((await raw(server.baseUrl, { method: 'HEAD', target: '/docs/guides/sync' })).status, 200);
   });
 });
+
+describe('the reference page keeps what it had', () => {
+  test('its page, its Content-Security-Policy, and the Try it out script from the same origin', async () => {
+    const page = await server.request('GET', '/docs');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.match(page.text, /static\/theme\/try-it-out\.js/);
+    const script = await server.request('GET', '/docs/static/theme/try-it-out.js');
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get('content-type') ?? '', /^application\/javascript/);
+    assert.match(script.text, /Idempotency-Key/);
+  });
+});

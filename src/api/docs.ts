@@ -4,11 +4,16 @@
 // a newer Node than ours) because it is maintained by the Fastify organisation, renders both
 // documents, lets an integrator try every operation with their own key, and ships as one package.
 // The guides are pages of their own under /docs/guides (guides.ts).
+import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { routeNotFound } from '../plugins/errors.js';
 import { GUIDES_PATH, loadGuidePages } from './guides.js';
+
+// A browser script, not compiled: read from the sources, which sit at the same place relative to
+// src/api/ and dist/api/.
+const TRY_IT_OUT_SCRIPT = new URL('../../src/api/docs-try-it-out.browser.js', import.meta.url);
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Every route of the page is public: the page holds no data, only the published documents.
@@ -39,7 +44,12 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     },
     staticCSP: true,
     // The browser tab and bookmarks name the product and both versions, not the viewer.
-    theme: { title: 'Workspace Public API reference: v1 and v2' },
+    theme: {
+      title: 'Workspace Public API reference: v1 and v2',
+      // Loaded after Swagger UI and before it starts: no example pre-fills a field, and writes
+      // get an Idempotency-Key (the script says how).
+      js: [{ filename: 'try-it-out.js', content: readFileSync(TRY_IT_OUT_SCRIPT, 'utf8') }],
+    },
   });
 
   const guides = loadGuidePages();
