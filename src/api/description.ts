@@ -1,5 +1,10 @@
 // The prose every interface description starts with: the conventions shared by all operations.
 import { EVENTS_RETENTION, IDEMPOTENCY_WINDOW } from '../shared/documented-durations.js';
+import { GUIDES_PATH } from './guides.js';
+
+// Links to the guide pages this service serves beside the reference (guides.ts).
+const guide = (name: string, text: string) => `[${text}](${GUIDES_PATH}/${name})`;
+
 export const API_DESCRIPTION = `Read and synchronize the public data of one workspace.
 
 **Authentication.** Send a workspace API key as \`Authorization: Bearer wsk_<id>.<secret>\`. Each key belongs to one workspace and carries scopes, an optional expiry and a rate limit. Any problem with the key (missing, malformed, unknown, expired, revoked) is the same 401 \`authentication_error\`; a suspended workspace or a missing scope is 403 \`permission_error\`; an id of another workspace is 404, exactly like an id that does not exist.
@@ -10,7 +15,9 @@ export const API_DESCRIPTION = `Read and synchronize the public data of one work
 
 **Rate limits.** Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (RFC 3339). A key of N per minute may burst N requests, then gets one every 60/N seconds (the quota refills continuously): \`RateLimit-Remaining\` is what would pass right now, \`RateLimit-Reset\` when the whole quota is back. Past the limit the answer is 429 \`rate_limit_error\` with \`Retry-After\`, the seconds until the next request passes; refused requests do nothing. A key and its rotations share one quota.
 
-**Errors.** Every error is \`{"error": {"type", "code", "message", "request_id", "details"?}}\`; \`request_id\` equals the \`X-Request-Id\` header. \`code\` is stable and safe to branch on.`;
+**Errors.** Every error is \`{"error": {"type", "code", "message", "request_id", "details"?}}\`; \`request_id\` equals the \`X-Request-Id\` header. \`code\` is stable and safe to branch on.
+
+**Guides.** ${guide('api-conventions', 'API conventions')} (every choice made where this description is silent), ${guide('sync', 'synchronizing')}, ${guide('events', 'the events feed')}, ${guide('webhooks', 'webhooks')}, ${guide('security', 'security')}, ${guide('resources-v2', 'version 2 resources')}, ${guide('scaling', 'scaling')}, ${guide('reliability', 'reliability')} and ${guide('performance', 'performance')}; all of them are listed at [${GUIDES_PATH}](${GUIDES_PATH}).`;
 
 export const V2_DESCRIPTION = `**Version 2** adds the workspace, pipeline stages, the catalog, conversations, messages, automations and the events feed, each behind its own scope: \`workspace:read\`, \`contacts:read\` (contacts and pipeline stages), \`contacts:write\`, \`appointments:read\`, \`catalog:read\`, \`conversations:read\`, \`messages:read\` (messages are sensitive and need it even with \`conversations:read\`), \`automations:read\`, \`events:read\`. Contact and appointment objects and operations are exactly those of version 1; v1 and v2 run side by side on the same data.
 
@@ -18,7 +25,7 @@ export const V2_DESCRIPTION = `**Version 2** adds the workspace, pipeline stages
 
 Internal data of the product (notes, AI memory, provider payloads and identifiers, private URLs, automation rules, conditions, actions and logs, billing, credentials) never appears in any answer.`;
 
-export const SYNC_GUIDE = `**Guide: sync your contacts.** Keep a copy of a workspace's contacts in your system, deletions included, without missing a change (the full recipe, with the reasons: docs/sync.md):
+export const SYNC_GUIDE = `**Guide: sync your contacts.** Keep a copy of a workspace's contacts in your system, deletions included, without missing a change (${guide('sync', 'the full recipe, with the reasons')}):
 1. Create a key with \`contacts:read\` and \`events:read\` only.
 2. Take the feed's position first: \`GET /v2/events/head\`; keep \`data.position\`.
 3. Copy every contact: \`GET /v2/contacts?limit=100\`, following \`page.next_cursor\` while \`page.has_more\` is true; store each contact by \`id\` (and the cursor, to resume after a crash).

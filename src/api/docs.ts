@@ -3,10 +3,17 @@
 // between them. We chose Swagger UI over Redoc (no "try it") and Scalar (its Fastify plugin needs
 // a newer Node than ours) because it is maintained by the Fastify organisation, renders both
 // documents, lets an integrator try every operation with their own key, and ships as one package.
+// The guides are pages of their own under /docs/guides (guides.ts).
+import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { routeNotFound } from '../plugins/errors.js';
+import { GUIDES_PATH, loadGuidePages } from './guides.js';
+
+// A browser script, not compiled: read from the sources, which sit at the same place relative to
+// src/api/ and dist/api/.
+const TRY_IT_OUT_SCRIPT = new URL('../../src/api/docs-try-it-out.browser.js', import.meta.url);
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Every route of the page is public: the page holds no data, only the published documents.
@@ -37,7 +44,24 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     },
     staticCSP: true,
     // The browser tab and bookmarks name the product and both versions, not the viewer.
-    theme: { title: 'Workspace Public API reference: v1 and v2' },
+    theme: {
+      title: 'Workspace Public API reference: v1 and v2',
+      // Loaded after Swagger UI and before it starts: no example pre-fills a field, and writes
+      // get an Idempotency-Key (the script says how).
+      js: [{ filename: 'try-it-out.js', content: readFileSync(TRY_IT_OUT_SCRIPT, 'utf8') }],
+    },
+  });
+
+  const guides = loadGuidePages();
+  const sendPage = (reply: FastifyReply, html: string) =>
+    reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', guides.csp).send(html);
+  app.get(GUIDES_PATH, async (_request, reply) => sendPage(reply, guides.index));
+  app.get<{ Params: { name: string } }>(`${GUIDES_PATH}/:name`, async (request, reply) => {
+    const html = guides.pages.get(request.params.name);
+    // Only the names of the list are pages: whatever else the parameter holds (dots, encoded
+    // slashes, "constructor") names none.
+    if (html === undefined) throw routeNotFound(request);
+    return sendPage(reply, html);
   });
   // Any other path or method under /docs names no page: 404 for everyone, key or not (the page
   // and its files are public, so what is not among them is simply absent, not forbidden).
