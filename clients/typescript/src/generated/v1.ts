@@ -202,7 +202,25 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    } & ((
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+    ) &
+      (
+        | {
+            email: unknown;
+          }
+        | {
+            phone: unknown;
+          }
+        | {
+            whatsapp: unknown;
+          }
+      ));
     ContactPage: {
       data: components['schemas']['Contact'][];
       page: components['schemas']['PageInfo'];
@@ -235,7 +253,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     Error: {
       error: {
         /** @description Stable machine-readable code; see the error catalog in the service description. */

@@ -520,7 +520,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     ContactBatchResult: {
       contact: components['schemas']['Contact'];
       /**
@@ -549,7 +571,25 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    } & ((
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+    ) &
+      (
+        | {
+            email: unknown;
+          }
+        | {
+            phone: unknown;
+          }
+        | {
+            whatsapp: unknown;
+          }
+      ));
     ContactPage: {
       data: components['schemas']['Contact'][];
       page: components['schemas']['PageInfo'];
@@ -582,7 +622,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     Conversation: {
       /** @enum {string} */
       channel: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
