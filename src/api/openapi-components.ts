@@ -53,7 +53,7 @@ function liftTitledSchemas(doc: Json, schemas: Json): void {
     if (!isObject(node)) return node;
     const out: Json = {};
     for (const [k, v] of Object.entries(node)) out[k] = k === 'example' || k === 'examples' ? v : visit(v);
-    if (typeof out.title !== 'string' || !('type' in out || 'properties' in out || 'enum' in out)) return out;
+    if (typeof out.title !== 'string' || !['type', 'properties', 'enum', 'anyOf'].some((k) => k in out)) return out;
     const { title, description, ...body } = out;
     const placeholder: Json = { $ref: `#/components/schemas/${title}` };
     uses.set(title, [...(uses.get(title) ?? []), { body, description, placeholder }]);

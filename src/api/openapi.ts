@@ -91,6 +91,8 @@ export function exampleOf(schema: Json | undefined): unknown {
   if (!schema) return null;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (Array.isArray(schema.enum)) return schema.enum[0];
+  // A union: an example of its first alternative.
+  if (Array.isArray(schema.anyOf)) return exampleOf(schema.anyOf[0] as Json);
   const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'object': {

@@ -680,7 +680,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -801,7 +801,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */

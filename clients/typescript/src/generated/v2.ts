@@ -369,6 +369,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A appointment deleted: data is its Tombstone. */
+    AppointmentDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'appointment';
+      /** @enum {string} */
+      type: 'appointment.deleted';
+    };
+    /** @description A appointment created or updated: data is the Appointment after the change, or its Tombstone once the appointment was deleted. */
+    AppointmentEvent: {
+      data: components['schemas']['Appointment'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'appointment';
+      /** @enum {string} */
+      type: 'appointment.created' | 'appointment.updated';
+    };
     AppointmentPage: {
       data: components['schemas']['Appointment'][];
       page: components['schemas']['PageInfo'];
@@ -419,6 +463,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A automation deleted: data is its Tombstone. */
+    AutomationDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'automation';
+      /** @enum {string} */
+      type: 'automation.deleted';
+    };
+    /** @description A automation created or updated: data is the Automation after the change, or its Tombstone once the automation was deleted. */
+    AutomationEvent: {
+      data: components['schemas']['Automation'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'automation';
+      /** @enum {string} */
+      type: 'automation.created' | 'automation.updated';
+    };
     AutomationPage: {
       data: components['schemas']['Automation'][];
       page: components['schemas']['PageInfo'];
@@ -466,6 +554,50 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description A catalog item deleted: data is its Tombstone. */
+    CatalogItemDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'catalog_item';
+      /** @enum {string} */
+      type: 'catalog_item.deleted';
+    };
+    /** @description A catalog item created or updated: data is the CatalogItem after the change, or its Tombstone once the catalog item was deleted. */
+    CatalogItemEvent: {
+      data: components['schemas']['CatalogItem'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'catalog_item';
+      /** @enum {string} */
+      type: 'catalog_item.created' | 'catalog_item.updated';
     };
     CatalogItemPage: {
       data: components['schemas']['CatalogItem'][];
@@ -590,6 +722,50 @@ export interface components {
             whatsapp: unknown;
           }
       ));
+    /** @description A contact deleted: data is its ContactTombstone. */
+    ContactDeletedEvent: {
+      data: components['schemas']['ContactTombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'contact';
+      /** @enum {string} */
+      type: 'contact.deleted';
+    };
+    /** @description A contact created or updated: data is the Contact after the change, or its ContactTombstone once the contact was deleted. */
+    ContactEvent: {
+      data: components['schemas']['Contact'] | components['schemas']['ContactTombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'contact';
+      /** @enum {string} */
+      type: 'contact.created' | 'contact.updated';
+    };
     ContactPage: {
       data: components['schemas']['Contact'][];
       page: components['schemas']['PageInfo'];
@@ -609,6 +785,16 @@ export interface components {
       | 'post_meeting'
       | 'customer_confirmed'
       | 'lost';
+    ContactTombstone: {
+      /** @description The external_id the contact had; null when it had none. */
+      external_id: string | null;
+      /**
+       * Format: uuid
+       * @description Id of the deleted contact.
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+    };
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     ContactUpdate: {
       company_name?: string | null;
@@ -675,6 +861,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A conversation deleted: data is its Tombstone. */
+    ConversationDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'conversation';
+      /** @enum {string} */
+      type: 'conversation.deleted';
+    };
+    /** @description A conversation created or updated: data is the Conversation after the change, or its Tombstone once the conversation was deleted. */
+    ConversationEvent: {
+      data: components['schemas']['Conversation'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'conversation';
+      /** @enum {string} */
+      type: 'conversation.created' | 'conversation.updated';
+    };
     ConversationPage: {
       data: components['schemas']['Conversation'][];
       page: components['schemas']['PageInfo'];
@@ -705,41 +935,23 @@ export interface components {
           | 'api_error';
       };
     };
-    Event: {
-      /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it. */
-      data: {
-        [key: string]: unknown;
-      };
-      /**
-       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
-       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
-       */
-      id: string;
-      /**
-       * Format: date-time
-       * @example 2026-11-22T06:05:43.123Z
-       */
-      occurred_at: string;
-      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
-      request_id: string | null;
-      /** @description Id of the resource the event is about. */
-      resource_id: string;
-      /** @enum {string} */
-      resource_type:
-        | 'workspace'
-        | 'contact'
-        | 'pipeline_stage'
-        | 'appointment'
-        | 'catalog_item'
-        | 'conversation'
-        | 'message'
-        | 'automation';
-      /**
-       * @description <resource_type>.created, .updated or .deleted.
-       * @example contact.updated
-       */
-      type: string;
-    };
+    /** @description A change: type is <resource_type>.created, .updated or .deleted. data is the resource after the change, exactly as GET returns it; for a deletion, and for every earlier event of a resource since deleted, its tombstone ({"id": ...}, and for a contact also its "external_id"). */
+    Event:
+      | components['schemas']['WorkspaceEvent']
+      | components['schemas']['ContactEvent']
+      | components['schemas']['ContactDeletedEvent']
+      | components['schemas']['PipelineStageEvent']
+      | components['schemas']['PipelineStageDeletedEvent']
+      | components['schemas']['AppointmentEvent']
+      | components['schemas']['AppointmentDeletedEvent']
+      | components['schemas']['CatalogItemEvent']
+      | components['schemas']['CatalogItemDeletedEvent']
+      | components['schemas']['ConversationEvent']
+      | components['schemas']['ConversationDeletedEvent']
+      | components['schemas']['MessageEvent']
+      | components['schemas']['MessageDeletedEvent']
+      | components['schemas']['AutomationEvent']
+      | components['schemas']['AutomationDeletedEvent'];
     EventPage: {
       data: components['schemas']['Event'][];
       page: components['schemas']['PageInfo'];
@@ -801,6 +1013,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A message deleted: data is its Tombstone. */
+    MessageDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'message';
+      /** @enum {string} */
+      type: 'message.deleted';
+    };
+    /** @description A message created or updated: data is the Message after the change, or its Tombstone once the message was deleted. */
+    MessageEvent: {
+      data: components['schemas']['Message'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'message';
+      /** @enum {string} */
+      type: 'message.created' | 'message.updated';
+    };
     MessagePage: {
       data: components['schemas']['Message'][];
       page: components['schemas']['PageInfo'];
@@ -836,9 +1092,57 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A pipeline stage deleted: data is its Tombstone. */
+    PipelineStageDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'pipeline_stage';
+      /** @enum {string} */
+      type: 'pipeline_stage.deleted';
+    };
+    /** @description A pipeline stage created or updated: data is the PipelineStage after the change, or its Tombstone once the pipeline stage was deleted. */
+    PipelineStageEvent: {
+      data: components['schemas']['PipelineStage'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'pipeline_stage';
+      /** @enum {string} */
+      type: 'pipeline_stage.created' | 'pipeline_stage.updated';
+    };
     PipelineStagePage: {
       data: components['schemas']['PipelineStage'][];
       page: components['schemas']['PageInfo'];
+    };
+    Tombstone: {
+      /** @description Id of the deleted resource. */
+      id: string;
     };
     Workspace: {
       /**
@@ -866,6 +1170,28 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description The workspace created or updated: data is the Workspace after the change. */
+    WorkspaceEvent: {
+      data: components['schemas']['Workspace'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'workspace';
+      /** @enum {string} */
+      type: 'workspace.created' | 'workspace.updated';
     };
     WorkspaceResult: {
       data: components['schemas']['Workspace'];
@@ -1262,7 +1588,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1381,7 +1707,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1503,7 +1829,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1625,7 +1951,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2044,7 +2370,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2119,7 +2445,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2172,19 +2498,26 @@ export interface operations {
            * @example {
            *       "data": [
            *         {
-           *           "data": {},
+           *           "data": {
+           *             "created_at": "2026-11-22T06:05:43.123Z",
+           *             "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *             "name": "Clínica Vida",
+           *             "status": "active",
+           *             "timezone": "America/Sao_Paulo",
+           *             "updated_at": "2026-11-22T06:05:43.123Z"
+           *           },
            *           "id": "evt_q2Xc0Lw9RkT1mHb7YpZs4A",
            *           "occurred_at": "2026-11-22T06:05:43.123Z",
            *           "request_id": "string",
            *           "resource_id": "string",
            *           "resource_type": "workspace",
-           *           "type": "contact.updated"
+           *           "type": "workspace.created"
            *         }
            *       ],
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2285,7 +2618,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
