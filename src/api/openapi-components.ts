@@ -60,6 +60,7 @@ function liftTitledSchemas(doc: Json, schemas: Json): void {
     return placeholder;
   };
   doc.paths = visit(doc.paths);
+  if (doc.webhooks !== undefined) doc.webhooks = visit(doc.webhooks);
   for (const [title, all] of uses) {
     const shapes = new Set(all.map((u) => canonical(u.body)));
     if (shapes.size > 1) throw new Error(`OpenAPI: the schemas titled ${title} differ; give them different titles`);

@@ -331,7 +331,52 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  event: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A change of the feed, pushed to a webhook endpoint
+     * @description POSTed to the endpoint's URL for every event of the types its scopes read (and its --events), in feed order per resource. The body is the event exactly as GET /v2/events lists it, built when the attempt is made: an event of a resource deleted meanwhile carries its tombstone.
+     *
+     *     Signed per Standard Webhooks (https://www.standardwebhooks.com): verify the signature over the raw bytes received (never JSON parsed and written again), refuse a webhook-timestamp more than five minutes from now, and skip a webhook-id already applied. No API key is sent: the signature authenticates the sender.
+     */
+    post: operations['deliverEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A test message, sent by the owner
+     * @description POSTed once by `workspace-api webhooks test ID`, from the process that runs the command, signed like any delivery. The command prints the outcome and exits with status 1 unless the receiver answered 2xx; a test message is not queued and never retried.
+     *
+     *     Signed per Standard Webhooks (https://www.standardwebhooks.com): verify the signature over the raw bytes received (never JSON parsed and written again), refuse a webhook-timestamp more than five minutes from now, and skip a webhook-id already applied. No API key is sent: the signature authenticates the sender.
+     */
+    post: operations['deliverWebhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     Appointment: {
@@ -1143,6 +1188,27 @@ export interface components {
     Tombstone: {
       /** @description Id of the deleted resource. */
       id: string;
+    };
+    /** @description The message `webhooks test` sends: not an event of the feed, never queued, never retried. */
+    WebhookTest: {
+      data: {
+        /**
+         * Format: uuid
+         * @description The endpoint the test was sent to.
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        endpoint_id: string;
+        message: string;
+      };
+      /** @description Also the webhook-id. */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @enum {string} */
+      type: 'webhook.test';
     };
     Workspace: {
       /**
@@ -2676,6 +2742,89 @@ export interface operations {
       429: components['responses']['TooManyRequests'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deliverEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (evt_…): the same for every attempt and replay of the event. Deduplicate on it. */
+        'webhook-id': string;
+        /** @description When this attempt was made, in seconds since 1970-01-01T00:00:00Z. */
+        'webhook-timestamp': number;
+        /** @description v1,<base64 of HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>, where key is the base64-decoded part of the endpoint secret after whsec_ and body is the raw request body. During a secret rotation two signatures, separated by a space: by the new secret, then by the previous one; either one verifying is enough. */
+        'webhook-signature': string;
+        /** @description Names the sender. */
+        'user-agent': 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['Event'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled at once and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Acknowledged: the event is not sent again (only a replay by the owner sends it again). */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a redirect (never followed), no answer within WEBHOOK_TIMEOUT_MS or a failed connection: the event is sent again on the retry schedule (WEBHOOK_RETRY_SCHEDULE); once the schedule is spent the endpoint stops receiving until the owner enables or replays it. Only the status counts. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  deliverWebhookTest: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The test message id (test_…), also its body id; never an event id. */
+        'webhook-id': string;
+        /** @description When this attempt was made, in seconds since 1970-01-01T00:00:00Z. */
+        'webhook-timestamp': number;
+        /** @description v1,<base64 of HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>, where key is the base64-decoded part of the endpoint secret after whsec_ and body is the raw request body. During a secret rotation two signatures, separated by a space: by the new secret, then by the previous one; either one verifying is enough. */
+        'webhook-signature': string;
+        /** @description Names the sender. */
+        'user-agent': 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookTest'];
+      };
+    };
+    responses: {
+      /** @description Acknowledged: the command reports success. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not acknowledged: the command reports the failure; nothing is retried. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
 }
