@@ -1,4 +1,3 @@
-/* eslint-disable */
 // generated — do not edit. Source: docs/openapi/v1.json (the published v1 interface description).
 // Regenerate with: node --import tsx clients/typescript/generate.ts
 export interface paths {

@@ -1,4 +1,3 @@
-/* eslint-disable */
 // generated — do not edit. Source: docs/openapi/v2.json (the published v2 interface description).
 // Regenerate with: node --import tsx clients/typescript/generate.ts
 export interface paths {
