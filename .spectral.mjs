@@ -33,13 +33,12 @@ const INTERNAL_WORDS = new Set([
   'metadata',
 ]);
 
-// The two objects that are open on purpose: error.details (free-form by the contract) and
-// event.data (the resource's own closed schema, chosen by resource_type).
+// The one object that is open on purpose: error.details (free-form by the contract).
 const OPEN_ON_PURPOSE = (path) => {
   const names = path.filter((p) => typeof p === 'string');
   const last = names.at(-1) === 'schema' ? names.at(-2) : names.at(-1);
   const parent = names.at(-3);
-  return (last === 'details' && parent === 'error') || (last === 'data' && names.includes('/v2/events'));
+  return last === 'details' && parent === 'error';
 };
 
 const closedObject = createRulesetFunction({ input: { type: 'object' }, options: null }, (schema, _opts, ctx) => {

@@ -3,7 +3,13 @@
 // implementation, not our code — against the secrets the test hands it. What it answers is up to
 // the test: a status, after a delay, or no answer at all while it holds the request open.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
@@ -19,6 +25,8 @@ export interface Delivery {
   body: string;
   path: string;
   userAgent: string | undefined;
+  /** every header of the request, as node:http gives them (names in lower case) */
+  headers: IncomingHttpHeaders;
   /** verified by standardwebhooks with one of the receiver's secrets */
   verified: boolean;
   /** verified by each secret alone, in the order of `secrets` */
@@ -79,6 +87,7 @@ export class Receiver {
       body,
       path: req.url ?? '/',
       userAgent: req.headers['user-agent'],
+      headers: req.headers,
       verified: verifiedBy.some(Boolean),
       verifiedBy,
       receivedAt: Date.now(),

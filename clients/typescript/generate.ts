@@ -17,9 +17,9 @@ export type ApiVersion = (typeof VERSIONS)[number];
 const documentUrl = (version: ApiVersion) => new URL(`../../docs/openapi/${version}.json`, import.meta.url);
 export const generatedUrl = (version: ApiVersion) => new URL(`./src/generated/${version}.ts`, import.meta.url);
 
-// Lint does not apply to generated code (the anyOf of the create body yields `unknown` unions).
-const header = (version: ApiVersion) => `/* eslint-disable */
-// generated — do not edit. Source: docs/openapi/${version}.json (the published ${version} interface description).
+const header = (
+  version: ApiVersion,
+) => `// generated — do not edit. Source: docs/openapi/${version}.json (the published ${version} interface description).
 // Regenerate with: node --import tsx clients/typescript/generate.ts
 `;
 

@@ -187,21 +187,17 @@ function upsert(contacts: Record<string, Contact>, contact: Contact): boolean {
 
 /** Applies one contact event to the copy; true when it changed something. */
 export function applyEvent(contacts: Record<string, Contact>, event: WorkspaceEvent): boolean {
-  if (event.resource_type !== 'contact') return false;
   if (event.type === 'contact.deleted') {
     // Deletions are final (ids are never reused), so a replayed one is harmless too.
     if (!(event.resource_id in contacts)) return false;
     delete contacts[event.resource_id];
     return true;
   }
-  // contact.created and contact.updated carry the contact as GET returns it — unless the contact
-  // was deleted since: its earlier events then carry only its tombstone ({id, external_id}), and
-  // its contact.deleted comes later in the feed. Such an event has nothing to store.
-  if (!('updated_at' in event.data)) return false;
-  if (event.type === 'contact.created' || event.type === 'contact.updated') {
-    return upsert(contacts, event.data as unknown as Contact);
-  }
-  return false;
+  if (event.type !== 'contact.created' && event.type !== 'contact.updated') return false;
+  // The contact as GET returns it — unless the contact was deleted since: its earlier events then
+  // carry only its tombstone ({id, external_id}), and its contact.deleted comes later in the feed.
+  // Such an event has nothing to store.
+  return 'updated_at' in event.data ? upsert(contacts, event.data) : false;
 }
 
 // ------------------------------------------------------------------------------------------ CLI

@@ -38,13 +38,14 @@ function liftTitledSchemas(doc: Json, schemas: Json): void {
     if (!isObject(node)) return node;
     const out: Json = {};
     for (const [k, v] of Object.entries(node)) out[k] = k === 'example' || k === 'examples' ? v : visit(v);
-    if (typeof out.title !== 'string' || !('type' in out || 'properties' in out || 'enum' in out)) return out;
+    if (typeof out.title !== 'string' || !['type', 'properties', 'enum', 'anyOf'].some((k) => k in out)) return out;
     const { title, description, ...body } = out;
     const placeholder: Json = { $ref: `#/components/schemas/${title}` };
     uses.set(title, [...(uses.get(title) ?? []), { body, description, placeholder }]);
     return placeholder;
   };
   doc.paths = visit(doc.paths);
+  if (doc.webhooks !== undefined) doc.webhooks = visit(doc.webhooks);
   for (const [title, all] of uses) {
     const shapes = new Set(all.map((u) => canonical(u.body)));
     if (shapes.size > 1) throw new Error(`OpenAPI: the schemas titled ${title} differ; give them different titles`);

@@ -29,6 +29,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'Conversations', description: 'Conversations per contact and channel, and their messages.' },
   { name: 'Automations', description: 'Operational summaries of the workspace automations.' },
   { name: 'Events', description: 'The feed of every change, deletions included.' },
+  { name: 'Webhooks', description: 'The requests the service sends to webhook endpoints: changes and test messages.' },
 ];
 
 type Json = Record<string, unknown>;
@@ -95,6 +96,8 @@ export function exampleOf(schema: Json | undefined): unknown {
   if (!schema) return null;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (Array.isArray(schema.enum)) return schema.enum[0];
+  // A union: an example of its first alternative.
+  if (Array.isArray(schema.anyOf)) return exampleOf(schema.anyOf[0] as Json);
   const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'object': {
@@ -154,11 +157,16 @@ function renderStrings(value: unknown, config: Config): unknown {
 export async function registerOpenApi(
   app: FastifyInstance,
   info: DocumentInfo,
-  { config, inline = false }: { config: Config; inline?: boolean | undefined },
+  {
+    config,
+    inline = false,
+    webhooks,
+  }: { config: Config; inline?: boolean | undefined; webhooks?: Record<string, object> | undefined },
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      ...(webhooks ? { webhooks } : {}),
       info: { ...info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
       // Relative: the document is served by the API itself, so its base is where it was fetched.
       servers: [{ url: '/', description: 'production: the server that serves this document (the API is self-hosted)' }],
@@ -189,10 +197,11 @@ export async function registerOpenApi(
     transformObject: (document) => {
       const doc = (document as { openapiObject: Json }).openapiObject as Json & {
         paths?: Record<string, Record<string, Json>>;
+        webhooks?: Record<string, Record<string, Json>>;
       };
-      // Only the tags this document's operations use, in a fixed order.
+      // Only the tags this document's operations and webhooks use, in a fixed order.
       const used = new Set(
-        Object.values(doc.paths ?? {}).flatMap((item) =>
+        [...Object.values(doc.paths ?? {}), ...Object.values(doc.webhooks ?? {})].flatMap((item) =>
           Object.values(item).flatMap((op) => (op.tags as string[]) ?? []),
         ),
       );

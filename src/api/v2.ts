@@ -8,6 +8,7 @@ import { contactsBatchRoutes, contactsRoutes } from '../modules/contacts/contact
 import { conversationsRoutes } from '../modules/conversations/conversations.routes.js';
 import { eventsRoutes } from '../modules/events/events.routes.js';
 import { pipelineRoutes } from '../modules/pipeline/pipeline.routes.js';
+import { webhooksSection } from '../modules/webhooks/webhooks.openapi.js';
 import { workspaceRoutes } from '../modules/workspaces/workspaces.routes.js';
 import { API_DESCRIPTION, SYNC_GUIDE, V2_DESCRIPTION } from './description.js';
 import { registerOpenApi, type VersionOptions } from './openapi.js';
@@ -20,7 +21,7 @@ export async function v2(app: FastifyInstance, opts: VersionOptions): Promise<vo
       version: '2.0.0',
       description: `${API_DESCRIPTION}\n\n${V2_DESCRIPTION}\n\n${SYNC_GUIDE}`,
     },
-    { config: opts.services.config, inline: opts.inlineOpenApi },
+    { config: opts.services.config, inline: opts.inlineOpenApi, webhooks: webhooksSection() },
   );
   const { services } = opts;
   await app.register(workspaceRoutes, { services });

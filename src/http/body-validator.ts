@@ -22,9 +22,40 @@ interface JsonSchema {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
   additionalProperties?: boolean | JsonSchema;
+  required?: string[];
   items?: JsonSchema;
   maxItems?: number;
   minItems?: number;
+  minProperties?: number;
+  allOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+}
+
+/**
+ * The schema paths (as Ajv names them) of the anyOf rules that say again what their object's
+ * minProperties says: one alternative per optional property, each requiring that property. They
+ * are there so generated client types carry the minimum (contacts.schemas.ts, carriesOneOf); the
+ * 422 names the minimum once, by minProperties, and an object whose only properties are unknown
+ * ones is explained by those.
+ */
+function minPropertiesRestated(schema: JsonSchema | undefined, path = '#', into = new Set<string>()): Set<string> {
+  if (!schema) return into;
+  if (schema.minProperties !== undefined && schema.properties) {
+    const optional = Object.keys(schema.properties)
+      .filter((name) => !(schema.required ?? []).includes(name))
+      .sort();
+    schema.allOf?.forEach((member, i) => {
+      const keys = member.anyOf?.map((branch) => (branch.required?.length === 1 ? branch.required[0] : undefined));
+      if (keys && !keys.includes(undefined) && [...keys].sort().join() === optional.join()) {
+        into.add(`${path}/allOf/${i}/anyOf`);
+      }
+    });
+  }
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    minPropertiesRestated(child, `${path}/properties/${name}`, into);
+  }
+  minPropertiesRestated(schema.items, `${path}/items`, into);
+  return into;
 }
 
 function shapeOf(schema: JsonSchema | undefined): Shape | undefined {
@@ -86,6 +117,7 @@ export function compileBodyValidator(schema: JsonSchema, firstError: Ajv, everyE
   const valid = firstError.compile(schema);
   let explain: ValidateFunction | undefined;
   const shape = shapeOf(schema);
+  const restated = minPropertiesRestated(schema);
   return (data: unknown) => {
     if (valid(data)) return true;
     if (shape) {
@@ -97,18 +129,19 @@ export function compileBodyValidator(schema: JsonSchema, firstError: Ajv, everyE
     }
     explain ??= everyError.compile(schema);
     explain(data);
-    return { error: schemaProblems(explain.errors ?? []).toError() };
+    return { error: schemaProblems(explain.errors ?? [], restated).toError() };
   };
 }
 
 /** Every problem Ajv found, as the 422 names them. */
-function schemaProblems(errors: readonly ErrorObject[]): ProblemReport {
+function schemaProblems(errors: readonly ErrorObject[], restated: ReadonlySet<string>): ProblemReport {
   // Errors inside an anyOf branch only explain why that branch failed; the anyOf itself carries
   // the rule, written in its description. The branches are few (one per anyOf of the schema,
   // whatever the body), so each error is checked against a handful of paths.
   const branchPaths = [...new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.schemaPath))];
   const report = new ProblemReport();
   for (const e of errors) {
+    if (e.keyword === 'anyOf' && restated.has(e.schemaPath)) continue;
     if (branchPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(p))) continue;
     const field =
       e.keyword === 'additionalProperties'

@@ -720,12 +720,7 @@ export async function readEvents(
 // ---------------------------------------------------------------------------------------- webhooks
 
 /** The body of `webhooks test`: not an event of the feed (its id starts with test_). */
-export interface WebhookTestMessage {
-  id: string;
-  type: 'webhook.test';
-  occurred_at: string;
-  data: { endpoint_id: string; message: string };
-}
+export type WebhookTestMessage = Schemas['WebhookTest'];
 
 /** A delivery that does not carry a valid signature (or is too old or too new to be trusted). */
 export class WebhookVerificationError extends Error {

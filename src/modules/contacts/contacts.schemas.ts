@@ -67,6 +67,20 @@ const writableProperties = {
   status: Type.Optional(ContactStatusSchema),
 };
 
+/**
+ * "The body carries at least one of these keys", as alternatives that each require one key and
+ * name it among their properties: generated client types then carry the rule (a bare
+ * `{required: [key]}` becomes `unknown`, and no type says minProperties). A branch takes any value
+ * of its key, so a bad value is reported by the property's own schema alone, never also as a key
+ * missing.
+ */
+function carriesOneOf(keys: readonly string[], description: string) {
+  return {
+    description,
+    anyOf: keys.map((key) => ({ type: 'object', required: [key], properties: { [key]: {} } })),
+  };
+}
+
 export const WRITABLE_CONTACT_FIELDS = Object.keys(writableProperties) as (keyof ContactWrite)[];
 
 export const ContactCreate = Type.Object(writableProperties, {
@@ -74,14 +88,8 @@ export const ContactCreate = Type.Object(writableProperties, {
   title: 'ContactCreate',
   description: 'Carries the key name or company_name, and at least one of the keys email, phone, whatsapp.',
   allOf: [
-    {
-      description: 'The body must carry name or company_name.',
-      anyOf: [{ required: ['name'] }, { required: ['company_name'] }],
-    },
-    {
-      description: 'The body must carry at least one of email, phone, whatsapp.',
-      anyOf: [{ required: ['email'] }, { required: ['phone'] }, { required: ['whatsapp'] }],
-    },
+    carriesOneOf(['name', 'company_name'], 'The body must carry name or company_name.'),
+    carriesOneOf(['email', 'phone', 'whatsapp'], 'The body must carry at least one of email, phone, whatsapp.'),
   ],
 });
 
@@ -89,6 +97,7 @@ export const ContactUpdate = Type.Object(writableProperties, {
   additionalProperties: false,
   title: 'ContactUpdate',
   minProperties: 1,
+  allOf: [carriesOneOf(Object.keys(writableProperties), 'The body must carry at least one property.')],
   description: 'Only the properties sent are changed; send null to clear a nullable property.',
 });
 export type ContactWrite = Static<typeof ContactUpdate>;
@@ -140,6 +149,7 @@ export const ContactBatchItem = Type.Object(
     additionalProperties: false,
     // external_id and at least one property, as PUT /contacts/external/{external_id} takes them.
     minProperties: 2,
+    allOf: [carriesOneOf(Object.keys(writableProperties), 'The item must carry at least one property to write.')],
     title: 'ContactBatchItem',
     description:
       'external_id and at least one ContactUpdate property. Creates the contact with the properties sent (status cold_list when none is sent) or changes only the properties sent: the rules of PUT /v2/contacts/external/{external_id}.',

@@ -1,7 +1,14 @@
 // The events feed as the API shows it: the event, the feed's query and its head. An event's data
 // is the resource as its own GET returns it, or the resource's tombstone after a deletion.
-import { Type, type Static } from 'typebox';
-import { Cursor, DateTime, Limit, NullableString, StringEnum } from '../../shared/schemas.js';
+import { Type, type Static, type TSchema } from 'typebox';
+import { Cursor, DateTime, Limit, NullableString, StringEnum, Uuid } from '../../shared/schemas.js';
+import { Appointment } from '../appointments/appointments.schemas.js';
+import { Automation } from '../automations/automations.schemas.js';
+import { CatalogItem } from '../catalog/catalog.schemas.js';
+import { Contact } from '../contacts/contacts.schemas.js';
+import { Conversation, Message } from '../conversations/conversations.schemas.js';
+import { PipelineStage } from '../pipeline/pipeline.schemas.js';
+import { Workspace } from '../workspaces/workspaces.schemas.js';
 import { EVENT_ID_PATTERN } from './event-ids.js';
 
 export const RESOURCE_TYPES = [
@@ -23,37 +30,124 @@ const EVENT_TYPE_LIST = `^${EVENT_TYPE}(,${EVENT_TYPE})*$`;
 // An event id, or an id of the earlier format evt_<n>_<n> kept by a follower from before.
 const POSITION = '^evt_([A-Za-z0-9_-]{22}|[0-9]{1,20}_[0-9]{1,20})$';
 
-export const Event = Type.Object(
+const eventId = Type.String({
+  pattern: EVENT_ID_PATTERN,
+  maxLength: 26,
+  description:
+    'Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.',
+  examples: ['evt_q2Xc0Lw9RkT1mHb7YpZs4A'],
+});
+const requestId = NullableString(64, {
+  description: 'X-Request-Id of the API request that caused the change; null for changes made in the product.',
+});
+
+/** What a deleted resource's events carry as data: its id. */
+export const Tombstone = Type.Object(
+  { id: Type.String({ maxLength: 128, description: 'Id of the deleted resource.' }) },
+  { additionalProperties: false, title: 'Tombstone' },
+);
+
+/** A deleted contact's tombstone keeps its external_id, so a mirror keyed by external id can apply it. */
+export const ContactTombstone = Type.Object(
   {
-    id: Type.String({
-      pattern: EVENT_ID_PATTERN,
-      maxLength: 26,
-      description:
-        'Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.',
-      examples: ['evt_q2Xc0Lw9RkT1mHb7YpZs4A'],
-    }),
-    type: Type.String({
-      pattern: '^[a-z_]+\\.(created|updated|deleted)$',
-      maxLength: 64,
-      description: '<resource_type>.created, .updated or .deleted.',
-      examples: ['contact.updated'],
-    }),
-    resource_type: StringEnum(RESOURCE_TYPES),
-    resource_id: Type.String({ maxLength: 128, description: 'Id of the resource the event is about.' }),
-    occurred_at: DateTime,
-    request_id: NullableString(64, {
-      description: 'X-Request-Id of the API request that caused the change; null for changes made in the product.',
-    }),
-    data: Type.Object(
-      {},
-      {
-        additionalProperties: true,
-        description:
-          'The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it.',
-      },
-    ),
+    id: { ...Uuid, description: 'Id of the deleted contact.' },
+    external_id: NullableString(128, { description: 'The external_id the contact had; null when it had none.' }),
   },
-  { additionalProperties: false, title: 'Event' },
+  { additionalProperties: false, title: 'ContactTombstone' },
+);
+
+interface Kind {
+  schema: TSchema;
+  name: string;
+}
+const tombstone: Kind = { schema: Tombstone, name: 'Tombstone' };
+
+/**
+ * Per resource type, the resource its events carry (as GET returns it) and its tombstone. A
+ * workspace has none: it has no deletion event (deleting a workspace deletes its feed).
+ */
+const RESOURCES: Record<ResourceType, { resource: Kind; tombstone: Kind | null }> = {
+  workspace: { resource: { schema: Workspace, name: 'Workspace' }, tombstone: null },
+  contact: {
+    resource: { schema: Contact, name: 'Contact' },
+    tombstone: { schema: ContactTombstone, name: 'ContactTombstone' },
+  },
+  pipeline_stage: { resource: { schema: PipelineStage, name: 'PipelineStage' }, tombstone },
+  appointment: { resource: { schema: Appointment, name: 'Appointment' }, tombstone },
+  catalog_item: { resource: { schema: CatalogItem, name: 'CatalogItem' }, tombstone },
+  conversation: { resource: { schema: Conversation, name: 'Conversation' }, tombstone },
+  message: { resource: { schema: Message, name: 'Message' }, tombstone },
+  automation: { resource: { schema: Automation, name: 'Automation' }, tombstone },
+};
+
+/** One kind of event: its types, its resource type and its data, with the fields every event has. */
+function eventOf(
+  resourceType: ResourceType,
+  kinds: readonly string[],
+  data: TSchema,
+  title: string,
+  description: string,
+) {
+  return Type.Object(
+    {
+      id: eventId,
+      type: StringEnum(
+        kinds.map((kind) => `${resourceType}.${kind}`),
+        { maxLength: 64 },
+      ),
+      resource_type: StringEnum([resourceType]),
+      resource_id: Type.String({ maxLength: 128, description: 'Id of the resource the event is about.' }),
+      occurred_at: DateTime,
+      request_id: requestId,
+      data,
+    },
+    { additionalProperties: false, title, description },
+  );
+}
+
+/**
+ * An event of the feed: one alternative per resource type and kind of change, told apart by
+ * `type` (so generated client types narrow on it). A creation or update carries the resource as
+ * GET returns it, or its tombstone once the resource was deleted (erasure rewrites the earlier
+ * events); a deletion carries the tombstone. The properties are in the order the feed writes them.
+ */
+export const Event = Type.Union(
+  RESOURCE_TYPES.flatMap((resourceType) => {
+    const { resource, tombstone } = RESOURCES[resourceType];
+    const noun = resourceType.replace('_', ' ');
+    if (tombstone === null) {
+      return [
+        eventOf(
+          resourceType,
+          ['created', 'updated'],
+          resource.schema,
+          `${resource.name}Event`,
+          `The ${noun} created or updated: data is the ${resource.name} after the change.`,
+        ),
+      ];
+    }
+    return [
+      eventOf(
+        resourceType,
+        ['created', 'updated'],
+        Type.Union([resource.schema, tombstone.schema]),
+        `${resource.name}Event`,
+        `A ${noun} created or updated: data is the ${resource.name} after the change, or its ${tombstone.name} once the ${noun} was deleted.`,
+      ),
+      eventOf(
+        resourceType,
+        ['deleted'],
+        tombstone.schema,
+        `${resource.name}DeletedEvent`,
+        `A ${noun} deleted: data is its ${tombstone.name}.`,
+      ),
+    ];
+  }),
+  {
+    title: 'Event',
+    description:
+      'A change: type is <resource_type>.created, .updated or .deleted. data is the resource after the change, exactly as GET returns it; for a deletion, and for every earlier event of a resource since deleted, its tombstone ({"id": ...}, and for a contact also its "external_id").',
+  },
 );
 export type EventT = Static<typeof Event>;
 

@@ -11,6 +11,7 @@ import { OwnerError } from '../owner/owner-error.js';
 import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkTargetUrl, sendOnce, TargetRefused, type AttemptOutcome } from './http-target.js';
 import { newWebhookSecret, signatureHeader } from './signing.js';
+import type { WebhookTestT } from './webhooks.openapi.js';
 import {
   webhooksRepository,
   type AttemptRow,
@@ -177,12 +178,13 @@ export const webhookCommands = {
   async testWebhook(ctx: WebhookContext, input: { id: string }): Promise<TestDelivery> {
     const endpoint = await existing(ctx, input.id);
     const messageId = `test_${randomBytes(16).toString('base64url')}`;
-    const body = JSON.stringify({
+    const message: WebhookTestT = {
       id: messageId,
       type: 'webhook.test',
       occurred_at: new Date().toISOString(),
       data: { endpoint_id: endpoint.id, message: 'A test delivery sent by the workspace owner (webhooks test).' },
-    });
+    };
+    const body = JSON.stringify(message);
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = await webhooksRepository.signingSecrets(ctx.db, endpoint.id);
     const result = await sendOnce({

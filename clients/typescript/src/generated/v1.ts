@@ -1,4 +1,3 @@
-/* eslint-disable */
 // generated — do not edit. Source: docs/openapi/v1.json (the published v1 interface description).
 // Regenerate with: node --import tsx clients/typescript/generate.ts
 export interface paths {
@@ -202,7 +201,25 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    } & ((
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+    ) &
+      (
+        | {
+            email: unknown;
+          }
+        | {
+            phone: unknown;
+          }
+        | {
+            whatsapp: unknown;
+          }
+      ));
     ContactPage: {
       data: components['schemas']['Contact'][];
       page: components['schemas']['PageInfo'];
@@ -235,7 +252,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     Error: {
       error: {
         /** @description Stable machine-readable code; see the error catalog in the service description. */
@@ -801,7 +840,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -923,7 +962,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */

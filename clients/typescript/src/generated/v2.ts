@@ -1,4 +1,3 @@
-/* eslint-disable */
 // generated — do not edit. Source: docs/openapi/v2.json (the published v2 interface description).
 // Regenerate with: node --import tsx clients/typescript/generate.ts
 export interface paths {
@@ -331,7 +330,52 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  event: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A change of the feed, pushed to a webhook endpoint
+     * @description POSTed to the endpoint's URL for every event of the types its scopes read (and its --events), in feed order per resource. The body is the event exactly as GET /v2/events lists it, built when the attempt is made: an event of a resource deleted meanwhile carries its tombstone.
+     *
+     *     Signed per Standard Webhooks (https://www.standardwebhooks.com): verify the signature over the raw bytes received (never JSON parsed and written again), refuse a webhook-timestamp more than five minutes from now, and skip a webhook-id already applied. No API key is sent: the signature authenticates the sender.
+     */
+    post: operations['deliverEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A test message, sent by the owner
+     * @description POSTed once by `workspace-api webhooks test ID`, from the process that runs the command, signed like any delivery. The command prints the outcome and exits with status 1 unless the receiver answered 2xx; a test message is not queued and never retried.
+     *
+     *     Signed per Standard Webhooks (https://www.standardwebhooks.com): verify the signature over the raw bytes received (never JSON parsed and written again), refuse a webhook-timestamp more than five minutes from now, and skip a webhook-id already applied. No API key is sent: the signature authenticates the sender.
+     */
+    post: operations['deliverWebhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     Appointment: {
@@ -368,6 +412,50 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description A appointment deleted: data is its Tombstone. */
+    AppointmentDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'appointment';
+      /** @enum {string} */
+      type: 'appointment.deleted';
+    };
+    /** @description A appointment created or updated: data is the Appointment after the change, or its Tombstone once the appointment was deleted. */
+    AppointmentEvent: {
+      data: components['schemas']['Appointment'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'appointment';
+      /** @enum {string} */
+      type: 'appointment.created' | 'appointment.updated';
     };
     AppointmentPage: {
       data: components['schemas']['Appointment'][];
@@ -419,6 +507,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A automation deleted: data is its Tombstone. */
+    AutomationDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'automation';
+      /** @enum {string} */
+      type: 'automation.deleted';
+    };
+    /** @description A automation created or updated: data is the Automation after the change, or its Tombstone once the automation was deleted. */
+    AutomationEvent: {
+      data: components['schemas']['Automation'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'automation';
+      /** @enum {string} */
+      type: 'automation.created' | 'automation.updated';
+    };
     AutomationPage: {
       data: components['schemas']['Automation'][];
       page: components['schemas']['PageInfo'];
@@ -466,6 +598,50 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description A catalog item deleted: data is its Tombstone. */
+    CatalogItemDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'catalog_item';
+      /** @enum {string} */
+      type: 'catalog_item.deleted';
+    };
+    /** @description A catalog item created or updated: data is the CatalogItem after the change, or its Tombstone once the catalog item was deleted. */
+    CatalogItemEvent: {
+      data: components['schemas']['CatalogItem'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'catalog_item';
+      /** @enum {string} */
+      type: 'catalog_item.created' | 'catalog_item.updated';
     };
     CatalogItemPage: {
       data: components['schemas']['CatalogItem'][];
@@ -520,7 +696,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     ContactBatchResult: {
       contact: components['schemas']['Contact'];
       /**
@@ -549,7 +747,69 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    } & ((unknown | unknown) & (unknown | unknown | unknown));
+    } & ((
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+    ) &
+      (
+        | {
+            email: unknown;
+          }
+        | {
+            phone: unknown;
+          }
+        | {
+            whatsapp: unknown;
+          }
+      ));
+    /** @description A contact deleted: data is its ContactTombstone. */
+    ContactDeletedEvent: {
+      data: components['schemas']['ContactTombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'contact';
+      /** @enum {string} */
+      type: 'contact.deleted';
+    };
+    /** @description A contact created or updated: data is the Contact after the change, or its ContactTombstone once the contact was deleted. */
+    ContactEvent: {
+      data: components['schemas']['Contact'] | components['schemas']['ContactTombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'contact';
+      /** @enum {string} */
+      type: 'contact.created' | 'contact.updated';
+    };
     ContactPage: {
       data: components['schemas']['Contact'][];
       page: components['schemas']['PageInfo'];
@@ -569,6 +829,16 @@ export interface components {
       | 'post_meeting'
       | 'customer_confirmed'
       | 'lost';
+    ContactTombstone: {
+      /** @description The external_id the contact had; null when it had none. */
+      external_id: string | null;
+      /**
+       * Format: uuid
+       * @description Id of the deleted contact.
+       * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+       */
+      id: string;
+    };
     /** @description Only the properties sent are changed; send null to clear a nullable property. */
     ContactUpdate: {
       company_name?: string | null;
@@ -582,7 +852,29 @@ export interface components {
       status?: components['schemas']['ContactStatus'];
       /** @description E.164: plus sign, then 8 to 15 digits. */
       whatsapp?: string | null;
-    };
+    } & (
+      | {
+          name: unknown;
+        }
+      | {
+          company_name: unknown;
+        }
+      | {
+          email: unknown;
+        }
+      | {
+          phone: unknown;
+        }
+      | {
+          whatsapp: unknown;
+        }
+      | {
+          origin: unknown;
+        }
+      | {
+          status: unknown;
+        }
+    );
     Conversation: {
       /** @enum {string} */
       channel: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
@@ -612,6 +904,50 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description A conversation deleted: data is its Tombstone. */
+    ConversationDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'conversation';
+      /** @enum {string} */
+      type: 'conversation.deleted';
+    };
+    /** @description A conversation created or updated: data is the Conversation after the change, or its Tombstone once the conversation was deleted. */
+    ConversationEvent: {
+      data: components['schemas']['Conversation'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'conversation';
+      /** @enum {string} */
+      type: 'conversation.created' | 'conversation.updated';
     };
     ConversationPage: {
       data: components['schemas']['Conversation'][];
@@ -643,41 +979,23 @@ export interface components {
           | 'api_error';
       };
     };
-    Event: {
-      /** @description The resource after the change, exactly as GET returns it (Contact, Appointment, PipelineStage, CatalogItem, Conversation, Message, Automation, Workspace). For a deletion, a tombstone: {"id": ...}, and for a contact also its "external_id" (null when it had none), so a mirror keyed by external id can apply it. */
-      data: {
-        [key: string]: unknown;
-      };
-      /**
-       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
-       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
-       */
-      id: string;
-      /**
-       * Format: date-time
-       * @example 2026-11-22T06:05:43.123Z
-       */
-      occurred_at: string;
-      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
-      request_id: string | null;
-      /** @description Id of the resource the event is about. */
-      resource_id: string;
-      /** @enum {string} */
-      resource_type:
-        | 'workspace'
-        | 'contact'
-        | 'pipeline_stage'
-        | 'appointment'
-        | 'catalog_item'
-        | 'conversation'
-        | 'message'
-        | 'automation';
-      /**
-       * @description <resource_type>.created, .updated or .deleted.
-       * @example contact.updated
-       */
-      type: string;
-    };
+    /** @description A change: type is <resource_type>.created, .updated or .deleted. data is the resource after the change, exactly as GET returns it; for a deletion, and for every earlier event of a resource since deleted, its tombstone ({"id": ...}, and for a contact also its "external_id"). */
+    Event:
+      | components['schemas']['WorkspaceEvent']
+      | components['schemas']['ContactEvent']
+      | components['schemas']['ContactDeletedEvent']
+      | components['schemas']['PipelineStageEvent']
+      | components['schemas']['PipelineStageDeletedEvent']
+      | components['schemas']['AppointmentEvent']
+      | components['schemas']['AppointmentDeletedEvent']
+      | components['schemas']['CatalogItemEvent']
+      | components['schemas']['CatalogItemDeletedEvent']
+      | components['schemas']['ConversationEvent']
+      | components['schemas']['ConversationDeletedEvent']
+      | components['schemas']['MessageEvent']
+      | components['schemas']['MessageDeletedEvent']
+      | components['schemas']['AutomationEvent']
+      | components['schemas']['AutomationDeletedEvent'];
     EventPage: {
       data: components['schemas']['Event'][];
       page: components['schemas']['PageInfo'];
@@ -739,6 +1057,50 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A message deleted: data is its Tombstone. */
+    MessageDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'message';
+      /** @enum {string} */
+      type: 'message.deleted';
+    };
+    /** @description A message created or updated: data is the Message after the change, or its Tombstone once the message was deleted. */
+    MessageEvent: {
+      data: components['schemas']['Message'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'message';
+      /** @enum {string} */
+      type: 'message.created' | 'message.updated';
+    };
     MessagePage: {
       data: components['schemas']['Message'][];
       page: components['schemas']['PageInfo'];
@@ -774,9 +1136,78 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A pipeline stage deleted: data is its Tombstone. */
+    PipelineStageDeletedEvent: {
+      data: components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'pipeline_stage';
+      /** @enum {string} */
+      type: 'pipeline_stage.deleted';
+    };
+    /** @description A pipeline stage created or updated: data is the PipelineStage after the change, or its Tombstone once the pipeline stage was deleted. */
+    PipelineStageEvent: {
+      data: components['schemas']['PipelineStage'] | components['schemas']['Tombstone'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'pipeline_stage';
+      /** @enum {string} */
+      type: 'pipeline_stage.created' | 'pipeline_stage.updated';
+    };
     PipelineStagePage: {
       data: components['schemas']['PipelineStage'][];
       page: components['schemas']['PageInfo'];
+    };
+    Tombstone: {
+      /** @description Id of the deleted resource. */
+      id: string;
+    };
+    /** @description The message `webhooks test` sends: not an event of the feed, never queued, never retried. */
+    WebhookTest: {
+      data: {
+        /**
+         * Format: uuid
+         * @description The endpoint the test was sent to.
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        endpoint_id: string;
+        message: string;
+      };
+      /** @description Also the webhook-id. */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @enum {string} */
+      type: 'webhook.test';
     };
     Workspace: {
       /**
@@ -804,6 +1235,28 @@ export interface components {
        * @example 2026-11-22T06:05:43.123Z
        */
       updated_at: string;
+    };
+    /** @description The workspace created or updated: data is the Workspace after the change. */
+    WorkspaceEvent: {
+      data: components['schemas']['Workspace'];
+      /**
+       * @description Identifier and position of the event in the feed: opaque (it reveals nothing about when or how often anything happened); pass it as after= to continue right after it.
+       * @example evt_q2Xc0Lw9RkT1mHb7YpZs4A
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T06:05:43.123Z
+       */
+      occurred_at: string;
+      /** @description X-Request-Id of the API request that caused the change; null for changes made in the product. */
+      request_id: string | null;
+      /** @description Id of the resource the event is about. */
+      resource_id: string;
+      /** @enum {string} */
+      resource_type: 'workspace';
+      /** @enum {string} */
+      type: 'workspace.created' | 'workspace.updated';
     };
     WorkspaceResult: {
       data: components['schemas']['Workspace'];
@@ -1424,7 +1877,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1544,7 +1997,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1667,7 +2120,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -1790,7 +2243,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2214,7 +2667,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2289,7 +2742,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2343,19 +2796,26 @@ export interface operations {
            * @example {
            *       "data": [
            *         {
-           *           "data": {},
+           *           "data": {
+           *             "created_at": "2026-11-22T06:05:43.123Z",
+           *             "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *             "name": "Clínica Vida",
+           *             "status": "active",
+           *             "timezone": "America/Sao_Paulo",
+           *             "updated_at": "2026-11-22T06:05:43.123Z"
+           *           },
            *           "id": "evt_q2Xc0Lw9RkT1mHb7YpZs4A",
            *           "occurred_at": "2026-11-22T06:05:43.123Z",
            *           "request_id": "string",
            *           "resource_id": "string",
            *           "resource_type": "workspace",
-           *           "type": "contact.updated"
+           *           "type": "workspace.created"
            *         }
            *       ],
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2456,7 +2916,7 @@ export interface operations {
            *       "page": {
            *         "has_more": true,
            *         "limit": 1,
-           *         "next_cursor": null
+           *         "next_cursor": "string"
            *       }
            *     }
            */
@@ -2515,6 +2975,89 @@ export interface operations {
       431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
       503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deliverEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (evt_…): the same for every attempt and replay of the event. Deduplicate on it. */
+        'webhook-id': string;
+        /** @description When this attempt was made, in seconds since 1970-01-01T00:00:00Z. */
+        'webhook-timestamp': number;
+        /** @description v1,<base64 of HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>, where key is the base64-decoded part of the endpoint secret after whsec_ and body is the raw request body. During a secret rotation two signatures, separated by a space: by the new secret, then by the previous one; either one verifying is enough. */
+        'webhook-signature': string;
+        /** @description Names the sender. */
+        'user-agent': 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['Event'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled at once and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Acknowledged: the event is not sent again (only a replay by the owner sends it again). */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a redirect (never followed), no answer within WEBHOOK_TIMEOUT_MS or a failed connection: the event is sent again on the retry schedule (WEBHOOK_RETRY_SCHEDULE); once the schedule is spent the endpoint stops receiving until the owner enables or replays it. Only the status counts. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  deliverWebhookTest: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The test message id (test_…), also its body id; never an event id. */
+        'webhook-id': string;
+        /** @description When this attempt was made, in seconds since 1970-01-01T00:00:00Z. */
+        'webhook-timestamp': number;
+        /** @description v1,<base64 of HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>, where key is the base64-decoded part of the endpoint secret after whsec_ and body is the raw request body. During a secret rotation two signatures, separated by a space: by the new secret, then by the previous one; either one verifying is enough. */
+        'webhook-signature': string;
+        /** @description Names the sender. */
+        'user-agent': 'workspace-public-api-webhooks/1.0 (+https://www.standardwebhooks.com)';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookTest'];
+      };
+    };
+    responses: {
+      /** @description Acknowledged: the command reports success. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not acknowledged: the command reports the failure; nothing is retried. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
 }
