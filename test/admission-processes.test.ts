@@ -12,15 +12,10 @@ import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
 import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
-import { findRedis, processDatabase } from './servers.js';
+import { processServers } from './servers.js';
 
-const database = await processDatabase('wsapi_admission');
-const redisServer = await findRedis();
-const DATABASE_URL = database.skip === undefined ? database.url : '';
-const REDIS_URL = redisServer.url ?? '';
-/** Why the tests that need PostgreSQL, or PostgreSQL and Redis, cannot run here; undefined when they can. */
-const withoutPostgres = database.skip;
-const withoutPostgresAndRedis = database.skip ?? redisServer.skip;
+const servers = await processServers('wsapi_admission');
+const { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, withoutPostgres, withoutPostgresAndRedis } = servers;
 
 let db: Database;
 let owner: OwnerContext;
@@ -35,7 +30,7 @@ before(async () => {
 after(async () => {
   await cleanUpProcesses();
   await db?.close();
-  if (database.skip === undefined) await database.drop();
+  await servers.drop();
 });
 
 function serverEnv(redis: boolean, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

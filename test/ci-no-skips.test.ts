@@ -13,13 +13,13 @@ const dir = mkdtempSync(join(tmpdir(), 'workspace-api-no-skips-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs a test file of the given body under .ci/no-skips, as .ci/run runs the suite. */
-function underNoSkips(body: string): Promise<{ code: number; output: string }> {
+function underNoSkips(body: string, reporterArgs: string[] = []): Promise<{ code: number; output: string }> {
   const file = join(dir, `case-${Math.random().toString(36).slice(2)}.test.mjs`);
   writeFileSync(file, `import { test } from 'node:test';\n${body}\n`);
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
   return new Promise((done) => {
-    execFile('bash', [NO_SKIPS, process.execPath, '--test', file], { env }, (err, stdout, stderr) => {
+    execFile('bash', [NO_SKIPS, process.execPath, '--test', ...reporterArgs, file], { env }, (err, stdout, stderr) => {
       done({ code: err ? Number(err.code) : 0, output: stdout + stderr });
     });
   });
@@ -38,6 +38,14 @@ describe('.ci/no-skips', () => {
     assert.equal(code, 1, output);
     assert.match(output, /no-skips: 1 test\(s\) skipped/);
     assert.match(output, /needs a server # SKIP needs Redis: nothing listens/);
+  });
+
+  test('fails a run whose output has no TAP summary, where a skip could not be seen', async () => {
+    const { code, output } = await underNoSkips(`test('needs a server', { skip: 'needs Redis' }, () => {});`, [
+      '--test-reporter=spec',
+    ]);
+    assert.equal(code, 1, output);
+    assert.match(output, /no-skips: no TAP summary/);
   });
 
   test("keeps a failing run's own exit status", async () => {

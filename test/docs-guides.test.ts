@@ -165,7 +165,15 @@ describe('the reference page keeps what it had', () => {
   test('its page, its Content-Security-Policy, and the Try it out script from the same origin', async () => {
     const page = await server.request('GET', '/docs');
     assert.equal(page.status, 200);
-    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'/);
+    // Served over plain HTTP at a non-loopback address, a page whose policy upgrades insecure
+    // requests asks for its own scripts over https and stays blank.
+    assert.doesNotMatch(csp, /upgrade-insecure-requests/);
+    for (const asset of ['/docs/static/swagger-ui-bundle.js', '/docs/static/index.css']) {
+      const r = await server.request('GET', asset);
+      assert.doesNotMatch(r.headers.get('content-security-policy') ?? '', /upgrade-insecure-requests/, asset);
+    }
     assert.match(page.text, /static\/theme\/try-it-out\.js/);
     const script = await server.request('GET', '/docs/static/theme/try-it-out.js');
     assert.equal(script.status, 200);

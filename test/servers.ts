@@ -164,6 +164,24 @@ function postgresServerUrl(): Promise<Found> {
   return postgresServer;
 }
 
+/** A new database on the PostgreSQL server of `serverUrl` (an administrator's URL), and its drop. */
+export async function newDatabase(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomUUID().slice(0, 8)}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /**
  * A PostgreSQL database for the processes of one test file: DATABASE_URL's when it is set (the
  * suite runs on PostgreSQL), otherwise a database of its own that `drop` removes.
@@ -174,20 +192,23 @@ export async function processDatabase(
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => undefined };
   const server = await postgresServerUrl();
   if (server.skip !== undefined) return { skip: server.skip };
-  const name = `${prefix}_${randomUUID().slice(0, 8)}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
+  return newDatabase(server.url, prefix);
+}
+
+/**
+ * What a test file of several server processes needs: a database of its own (processDatabase) and
+ * Redis, and the reason each group of its tests cannot run here, if any.
+ */
+export async function processServers(prefix: string) {
+  const database = await processDatabase(prefix);
+  const redis = await findRedis();
+  return {
+    databaseUrl: database.skip === undefined ? database.url : '',
+    redisUrl: redis.url ?? '',
+    withoutPostgres: database.skip,
+    withoutPostgresAndRedis: database.skip ?? redis.skip,
+    drop: () => (database.skip === undefined ? database.drop() : Promise.resolve()),
   };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server.url);
-  url.pathname = `/${name}`;
-  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 let redisServer: Promise<Found> | undefined;

@@ -2,7 +2,6 @@
 // delivery and checks its signature with the `standardwebhooks` package — the reference
 // implementation, not our code — against the secrets the test hands it. What it answers is up to
 // the test: a status, after a delay, or no answer at all while it holds the request open.
-import { randomUUID } from 'node:crypto';
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -11,12 +10,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import type { WebhookConfig } from '../src/config.js';
 import { openTestDatabase, startTestServer, STORE, type TestServer } from './harness.js';
+import { newDatabase } from './servers.js';
 
 export interface Delivery {
   id: string;
@@ -154,22 +153,8 @@ export const waitFor = async (
  * server): delivery loops of other test files' servers, which share DATABASE_URL's database, must
  * not deliver this file's endpoints with their own settings.
  */
-export async function ownPostgresDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  const name = `${prefix}_${randomUUID().slice(0, 8)}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: base.href });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(base.href);
-  url.pathname = `/${name}`;
-  return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+export function ownPostgresDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return newDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', prefix);
 }
 
 export interface OwnTestStore {

@@ -43,6 +43,11 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
       tryItOutEnabled: false,
     },
     staticCSP: true,
+    // Swagger UI's policy ends in upgrade-insecure-requests: a browser then asks for the page's own
+    // scripts over https, and on a deployment served over plain HTTP at any address but loopback
+    // (a container, a private network) the reference page stays blank. The page's assets are its
+    // own origin's whatever the scheme, so the policy keeps them to 'self' without upgrading.
+    transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     // The browser tab and bookmarks name the product and both versions, not the viewer.
     theme: {
       title: 'Workspace Public API reference: v1 and v2',

@@ -64,7 +64,8 @@ const WHEN: Record<ErrorCode, string> = {
   invalid_json: 'the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate',
   idempotency_key_missing: 'no Idempotency-Key header',
   idempotency_key_invalid: 'Idempotency-Key is not 8 to 128 visible ASCII characters',
-  invalid_header: 'a header is refused (an HTTP/1.1 request without Host)',
+  invalid_header:
+    'a header is refused: an HTTP/1.1 request without Host, a header value with a line break or control character (details.header names it), Content-Length with Transfer-Encoding',
   malformed_request: 'the HTTP parser cannot read the request; the connection is closed',
   headers_too_large: 'the request headers or URL are too large for the HTTP parser; the connection is closed',
   invalid_api_key: 'the API key is missing, malformed, unknown, expired or revoked',

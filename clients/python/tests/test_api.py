@@ -507,6 +507,9 @@ class ConfigurationTest(unittest.TestCase):
         refused: List[Tuple[Callable[[], object], type, str]] = [
             (lambda: WorkspaceApiClient(None, "wsk_x"), TypeError, "base_url must be a str"),  # type: ignore[arg-type]
             (lambda: WorkspaceApiClient("", "wsk_x"), ValueError, "base_url must be an http(s) origin"),
+            (lambda: WorkspaceApiClient("http://127.0.0.1:3000?x=1", "wsk_x"), ValueError, "no query or fragment"),
+            (lambda: WorkspaceApiClient("http://127.0.0.1:3000#f", "wsk_x"), ValueError, "no query or fragment"),
+            (lambda: WorkspaceApiClient("http://u:hunter2@127.0.0.1:3000", "wsk_x"), ValueError, "must not carry credentials"),
             (lambda: WorkspaceApiClient("api.example.com", "wsk_x"), ValueError, "not 'api.example.com'"),
             (lambda: WorkspaceApiClient("ftp://api.example.com", "wsk_x"), ValueError, "http(s) origin"),
             (lambda: WorkspaceApiClient(good, 42), TypeError, "api_key must be a str"),  # type: ignore[arg-type]

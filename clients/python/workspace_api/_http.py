@@ -217,8 +217,14 @@ class Transport:
         if not isinstance(base_url, str):
             raise TypeError(f"base_url must be a str such as 'https://api.example.com', not {type(base_url).__name__}")
         parsed = urllib.parse.urlsplit(base_url)
+        if parsed.username is not None or parsed.password is not None:
+            # Not shown: the URL carries a secret.
+            raise ValueError("base_url must not carry credentials (user:password@): the API key is the only credential")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) origin such as https://api.example.com, not {base_url!r}")
+        # Paths are appended to it: a query or a fragment would swallow every one of them.
+        if parsed.query or parsed.fragment or base_url.endswith(("?", "#")):
+            raise ValueError(f"base_url must have no query or fragment, not {base_url!r}")
         if not isinstance(api_key, str):
             raise TypeError(f"api_key must be a str (a workspace API key, wsk_…), not {type(api_key).__name__}")
         # The key travels in a header: only visible ASCII can (the key itself is never shown).

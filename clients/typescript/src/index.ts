@@ -268,9 +268,15 @@ function checkOptions(options: WorkspaceApiClientOptions): void {
   const given = options as unknown as Record<string, unknown>;
   const { baseUrl, apiKey, fetch } = given;
   const url = typeof baseUrl === 'string' && URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  if (url?.username || url?.password) {
+    // Not shown: the URL carries a secret. fetch refuses such URLs at every call.
+    fail('baseUrl must not carry credentials (user:password@): the API key is the only credential');
+  }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     fail(`baseUrl must be an absolute http(s) URL such as https://api.example.com, not ${shown(baseUrl)}`);
   }
+  // Paths are appended to it: a query or a fragment would swallow every one of them.
+  if (url && (url.search || url.hash)) fail(`baseUrl must have no query or fragment, not ${shown(baseUrl)}`);
   if (typeof apiKey !== 'string') fail(`apiKey must be a string (a workspace API key, wsk_…), not ${typeof apiKey}`);
   // The key travels in a header: only visible ASCII can (the key itself is never shown).
   if (!/^[\x21-\x7e]+$/.test(apiKey as string)) fail('apiKey must be a non-empty string of visible ASCII characters');

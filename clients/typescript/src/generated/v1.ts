@@ -402,7 +402,7 @@ export interface components {
      * @description The request is invalid. error.code is one of:
      *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
      *     - `invalid_path_parameter`: a path parameter breaks its schema (e.g. an id that is not a UUID)
-     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `invalid_header`: a header is refused: an HTTP/1.1 request without Host, a header value with a line break or control character (details.header names it), Content-Length with Transfer-Encoding
      *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
      */
     GetBadRequest: {
@@ -459,7 +459,7 @@ export interface components {
      * @description The request is invalid. error.code is one of:
      *     - `invalid_query_parameter`: a query parameter is invalid, or is not one this operation takes (unknown query parameter: "Unknown parameter <name>."); details.parameter names it
      *     - `invalid_cursor`: the cursor was not issued for this workspace, list and filters
-     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `invalid_header`: a header is refused: an HTTP/1.1 request without Host, a header value with a line break or control character (details.header names it), Content-Length with Transfer-Encoding
      *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
      */
     ListBadRequest: {
@@ -685,7 +685,7 @@ export interface components {
      *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
      *     - `idempotency_key_missing`: no Idempotency-Key header
      *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
-     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `invalid_header`: a header is refused: an HTTP/1.1 request without Host, a header value with a line break or control character (details.header names it), Content-Length with Transfer-Encoding
      *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
      */
     WriteBadRequest: {
@@ -717,7 +717,7 @@ export interface components {
      *     - `invalid_json`: the body is not JSON: malformed, empty, invalid UTF-8, a lone surrogate
      *     - `idempotency_key_missing`: no Idempotency-Key header
      *     - `idempotency_key_invalid`: Idempotency-Key is not 8 to 128 visible ASCII characters
-     *     - `invalid_header`: a header is refused (an HTTP/1.1 request without Host)
+     *     - `invalid_header`: a header is refused: an HTTP/1.1 request without Host, a header value with a line break or control character (details.header names it), Content-Length with Transfer-Encoding
      *     - `malformed_request`: the HTTP parser cannot read the request; the connection is closed
      */
     WriteByIdBadRequest: {
