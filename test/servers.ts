@@ -7,10 +7,23 @@
 // skip (.ci/no-skips).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { sleep } from './harness.js';
 import { freePort } from './processes.js';
@@ -32,12 +45,17 @@ function accepting(port: number, host = '127.0.0.1', timeoutMs = 1_000): Promise
   });
 }
 
-/** The first executable of that name on PATH or in the given directories. */
-function executable(name: string, extraDirs: string[] = []): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), ...extraDirs];
+/** The first executable file of that name on PATH then in `also`, or, given `only`, in those alone. */
+function executable(name: string, where: { also?: string[]; only?: string[] } = {}): string | null {
+  const dirs = where.only ?? [...(process.env.PATH ?? '').split(':').filter(Boolean), ...(where.also ?? [])];
   for (const dir of dirs) {
     const path = join(dir, name);
-    if (existsSync(path)) return path;
+    try {
+      accessSync(path, constants.X_OK);
+      if (statSync(path).isFile()) return path;
+    } catch {
+      // not there, or not executable: the next directory
+    }
   }
   return null;
 }
@@ -86,10 +104,11 @@ function postgresBinaries(): { initdb: string; postgres: string } | null {
         .sort((a, b) => Number(b) - Number(a))
         .map((v) => join(debian, v, 'bin'))
     : [];
-  const initdb = executable('initdb', versions);
+  const initdb = executable('initdb', { also: versions });
   if (!initdb) return null;
-  const postgres = join(initdb, '..', 'postgres');
-  return existsSync(postgres) ? { initdb, postgres } : null;
+  // The server of the same installation as initdb.
+  const postgres = executable('postgres', { only: [dirname(realpathSync(initdb))] });
+  return postgres ? { initdb, postgres } : null;
 }
 
 /**
