@@ -5,14 +5,14 @@
 // its own on the local server and drops it at the end.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
 import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
-import { processServers } from './servers.js';
+import { describeOrSkip, processServers } from './servers.js';
 
 const servers = await processServers('wsapi_admission');
 const { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, withoutPostgres, withoutPostgresAndRedis } = servers;
@@ -119,7 +119,7 @@ async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | un
   );
 }
 
-describe('two processes sharing Redis', { skip: withoutPostgresAndRedis }, () => {
+describeOrSkip(withoutPostgresAndRedis, 'two processes sharing Redis', () => {
   let a: ServerProcess;
   let b: ServerProcess;
   before(async () => {
@@ -135,9 +135,9 @@ describe('two processes sharing Redis', { skip: withoutPostgresAndRedis }, () =>
   });
 });
 
-describe(
+describeOrSkip(
+  withoutPostgres,
   'the default PostgreSQL deployment: serve with its default workers and no Redis',
-  { skip: withoutPostgres },
   () => {
     let cluster: ServerProcess;
     let single: ServerProcess;
@@ -159,9 +159,9 @@ describe(
   },
 );
 
-describe(
+describeOrSkip(
+  withoutPostgres,
   'load shedding in each process of a deployment without Redis (each saturated at 2 requests in flight)',
-  { skip: withoutPostgres },
   () => {
     let one: ServerProcess;
     let two: ServerProcess;

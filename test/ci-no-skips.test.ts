@@ -36,8 +36,17 @@ describe('.ci/no-skips', () => {
       `test('runs', () => {});\ntest('needs a server', { skip: 'needs Redis: nothing listens' }, () => {});`,
     );
     assert.equal(code, 1, output);
-    assert.match(output, /no-skips: 1 test\(s\) skipped/);
+    assert.match(output, /no-skips: 1 test\(s\) and 1 test\(s\) or suite\(s\) marked skipped/);
     assert.match(output, /needs a server # SKIP needs Redis: nothing listens/);
+  });
+
+  test('fails a run that skipped a suite, which the summary does not count', async () => {
+    const { code, output } = await underNoSkips(
+      `import { describe } from 'node:test';\ntest('runs', () => {});\n` +
+        `describe('needs PostgreSQL', { skip: 'nothing listens' }, () => { test('inner', () => {}); });`,
+    );
+    assert.equal(code, 1, output);
+    assert.match(output, /needs PostgreSQL # SKIP nothing listens/);
   });
 
   test('fails a run whose output has no TAP summary, where a skip could not be seen', async () => {

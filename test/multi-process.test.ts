@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, deadlocksSoFar, idem, propertyValue, sleep, TEXT_PROPERTIES } from './harness.js';
 import { cleanUpProcesses, NO_SHEDDING, startServer, stopServer, type ServerProcess } from './processes.js';
-import { processServers } from './servers.js';
+import { describeOrSkip, processServers } from './servers.js';
 
 const servers = await processServers('wsapi_multiprocess');
 const { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, withoutPostgres, withoutPostgresAndRedis } = servers;
@@ -310,7 +310,7 @@ async function crossOnce(servers: ServerProcess[], mayFail: boolean): Promise<bo
   return true;
 }
 
-describe('two server processes sharing PostgreSQL and Redis', { skip: withoutPostgresAndRedis }, () => {
+describeOrSkip(withoutPostgresAndRedis, 'two server processes sharing PostgreSQL and Redis', () => {
   test('a key quota is one count across both processes', async () => {
     const { key } = await newKey({ rateLimitPerMinute: 6 });
     const remaining: number[] = [];
@@ -455,9 +455,9 @@ describe('two server processes sharing PostgreSQL and Redis', { skip: withoutPos
   });
 });
 
-describe(
+describeOrSkip(
+  withoutPostgres,
   'the default PostgreSQL deployment: serve with its default workers and no Redis',
-  { skip: withoutPostgres },
   () => {
     // Two workers (the default is one per core) and a second process beside them: three processes
     // that must agree through PostgreSQL alone.

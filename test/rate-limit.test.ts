@@ -22,7 +22,7 @@ import {
   type TestResponse,
   type TestServer,
 } from './harness.js';
-import { findRedis } from './servers.js';
+import { describeOrSkip, findRedis } from './servers.js';
 
 const redisServer = await findRedis();
 const REDIS_URL = redisServer.url ?? '';
@@ -299,7 +299,7 @@ describe('requests without a valid key', () => {
 
 // ------------------------------------------------------------------------------------------ Redis
 
-describe('RedisRateLimitStore', { skip: redisServer.skip }, () => {
+describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
   test('two server processes over one Redis share one count', async () => {
     const a = await startTestServer({ db, config: { redisUrl: REDIS_URL } });
     const b = await startTestServer({ db, config: { redisUrl: REDIS_URL } });

@@ -24,6 +24,7 @@ import {
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
 import pg from 'pg';
 import { sleep } from './harness.js';
 import { freePort } from './processes.js';
@@ -278,4 +279,14 @@ export function withoutRegistry(): Promise<string | undefined> {
     return up ? undefined : `needs the npm registry: ${url.host} cannot be reached`;
   })();
   return registry;
+}
+
+/**
+ * A group of tests that needs a server: run as `describe`, or, when `skip` gives the reason it
+ * cannot run here, one skipped test of the group's name. node:test reports a skipped suite with
+ * its reason but leaves it out of the summary's count; a skipped test is counted there.
+ */
+export function describeOrSkip(skip: string | undefined, name: string, group: () => void): void {
+  if (skip === undefined) describe(name, group);
+  else test(name, { skip }, () => undefined);
 }
