@@ -3,7 +3,7 @@
 // page of the events feed, and a date window that holds appointments.
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../src/infra/database.js';
-import { instanceSecret } from '../src/app.js';
+import { instanceSecret } from '../src/infra/instance-settings.js';
 import { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { CursorCodec } from '../src/shared/cursor.js';

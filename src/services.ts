@@ -1,16 +1,29 @@
-// The long-lived parts of the service, built once in app.ts and handed to the route modules.
+// The long-lived parts of the service, built once (createServices, called by app.ts) and handed to
+// the route modules.
 import type { Config } from './config.js';
+import {
+  MemoryConcurrencyStore,
+  PostgresConcurrencyStore,
+  RedisConcurrencyStore,
+  type ConcurrencyStore,
+} from './infra/concurrency-store.js';
 import type { Database } from './infra/database.js';
-import type { Metrics } from './infra/metrics.js';
-import type { Authenticator } from './modules/api-keys/authenticator.js';
-import type { UsageRecorder } from './modules/api-keys/usage-recorder.js';
-import type { EventIdCodec } from './modules/events/event-ids.js';
-import type { CursorCodec } from './shared/cursor.js';
-import type { IdempotencyStore } from './infra/idempotency-store.js';
-import type { RateLimiter } from './infra/rate-limiter.js';
-import type { ConcurrencyStore } from './infra/concurrency-store.js';
-import type { LoadShedder } from './infra/load-shedder.js';
-import type { RedisConnection } from './infra/redis.js';
+import { IdempotencyStore } from './infra/idempotency-store.js';
+import { instanceSecret } from './infra/instance-settings.js';
+import { LoadShedder } from './infra/load-shedder.js';
+import { Metrics } from './infra/metrics.js';
+import {
+  MemoryRateLimitStore,
+  PostgresRateLimitStore,
+  RedisRateLimitStore,
+  type RateLimitStore,
+} from './infra/rate-limit-store.js';
+import { RateLimiter } from './infra/rate-limiter.js';
+import { RedisConnection } from './infra/redis.js';
+import { Authenticator } from './modules/api-keys/authenticator.js';
+import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
+import { EventIdCodec } from './modules/events/event-ids.js';
+import { CursorCodec } from './shared/cursor.js';
 
 export interface Services {
   config: Config;
@@ -33,4 +46,55 @@ export interface Services {
 
 export interface RouteOptions {
   services: Services;
+}
+
+/** `load` run once; run again on the next call if it failed. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () => {
+    pending ??= load().catch((err: unknown) => {
+      pending = null;
+      throw err;
+    });
+    return pending;
+  };
+}
+
+/** The long-lived parts of the service for this configuration and store. */
+export async function createServices(config: Config, db: Database): Promise<Services> {
+  let store: RateLimitStore;
+  let concurrency: ConcurrencyStore;
+  let redis: RedisConnection | null = null;
+  if (config.redisUrl) {
+    redis = new RedisConnection(config.redisUrl);
+    await redis.connected();
+    store = new RedisRateLimitStore(redis);
+    concurrency = new RedisConcurrencyStore(redis);
+  } else if (db.kind === 'postgres') {
+    // Several processes (serve --workers, several machines) share one count without Redis.
+    store = new PostgresRateLimitStore(db);
+    concurrency = new PostgresConcurrencyStore(db);
+  } else {
+    store = new MemoryRateLimitStore();
+    concurrency = new MemoryConcurrencyStore();
+  }
+  const authenticator = new Authenticator(db, config.authCacheTtlMs);
+  await authenticator.start();
+  return {
+    config,
+    db,
+    authenticator,
+    rateLimiter: new RateLimiter(store),
+    concurrency,
+    shedder: new LoadShedder(config.loadShedding, db.kind === 'postgres' ? () => db.poolStats().waiting : null),
+    usage: new UsageRecorder(db),
+    idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),
+    cursors: new CursorCodec(config.cursorSecret ?? (await instanceSecret(db, 'cursor_secret'))),
+    // Not configurable, unlike the cursor secret: followers keep event ids for as long as they
+    // follow, so this secret must live as long as the store does. Read at first use, so the
+    // service starts (and answers 503) while the store is down.
+    eventIds: once(async () => new EventIdCodec(await instanceSecret(db, 'event_id_secret'))),
+    metrics: new Metrics(db),
+    redis,
+  };
 }

@@ -1,0 +1,41 @@
+// What a request's log line may say of it: the path, with API keys and external ids blotted out.
+import type { FastifyServerOptions } from 'fastify';
+
+/**
+ * Request log lines carry the path only, with anything shaped like an API key blotted out, and the
+ * external id of an upsert too: the caller chooses it, and it may be an e-mail address.
+ */
+export function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger || typeof logger !== 'object') return logger;
+  const req = (r: { method: string; url: string; ip?: string }) => ({
+    method: r.method,
+    path: loggedPath(r.url),
+    remoteAddress: r.ip,
+  });
+  const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;
+  return { ...logger, serializers: { ...serializers, req } };
+}
+
+const API_KEY_SHAPE = /wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi;
+// Everything after /contacts/external/ is the id (it may hold "/"); the router also takes
+// percent-encoded letters and repeated slashes, so the path is matched decoded.
+const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
+
+/**
+ * The path as sent, without its query; when it names an external id (decoded, the way the router
+ * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
+ * percent-encoded (%2E).
+ */
+export function loggedPath(url: string): string {
+  const raw = url.split('?')[0]!;
+  let decoded = raw;
+  if (raw.includes('%')) {
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      // Not decodable: the router refuses it too; matched as sent.
+    }
+  }
+  const path = EXTERNAL_ID_TAIL.test(decoded) ? decoded.replace(EXTERNAL_ID_TAIL, '$1[redacted]') : raw;
+  return path.replace(API_KEY_SHAPE, 'wsk_[redacted]');
+}
