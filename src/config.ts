@@ -32,6 +32,9 @@ const EnvSchema = Type.Object({
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 }),
   LOAD_SHED_MAX_POOL_WAITING: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 30_000 }),
+  CONNECTION_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 72_000 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 30, default: 48 }),
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
@@ -72,6 +75,7 @@ export interface Config {
   readonly defaultConcurrentRequests: number;
   readonly loadShedding: LoadSheddingConfig;
   readonly bodyLimitBytes: number;
+  readonly timeouts: TimeoutsConfig;
   readonly idempotencyTtlHours: number;
   readonly eventsRetentionDays: number;
   readonly authCacheTtlMs: number;
@@ -90,6 +94,16 @@ export interface LoadSheddingConfig {
   readonly maxEventLoopDelayMs: number;
   /** requests waiting for a PostgreSQL connection (the embedded store runs one statement at a time by design) */
   readonly maxPoolWaiting: number;
+}
+
+/** How long the HTTP server waits on a client (docs/security.md, API4). */
+export interface TimeoutsConfig {
+  /** from a request's first byte to its last (headers and body): a client still sending is cut off */
+  readonly requestMs: number;
+  /** a connection on which nothing arrives or leaves for this long is closed */
+  readonly connectionIdleMs: number;
+  /** how long a connection stays open after an answer for the client's next request */
+  readonly keepAliveMs: number;
 }
 
 export interface WebhookConfig {
@@ -156,6 +170,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxPoolWaiting: env.LOAD_SHED_MAX_POOL_WAITING ?? 4 * env.DB_POOL_SIZE,
     }),
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    timeouts: Object.freeze({
+      requestMs: env.REQUEST_TIMEOUT_MS,
+      connectionIdleMs: env.CONNECTION_IDLE_TIMEOUT_MS,
+      keepAliveMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    }),
     idempotencyTtlHours: env.IDEMPOTENCY_TTL_HOURS,
     eventsRetentionDays: env.EVENTS_RETENTION_DAYS,
     authCacheTtlMs: env.AUTH_CACHE_TTL_MS,
