@@ -10,6 +10,7 @@
 // which affects those transactions only; the service and everyone else keep them.
 import pg from 'pg';
 import { createPostgresDatabase, type Database, type Queryable } from '../src/infra/database.js';
+import { instanceSetting, recordInstanceSetting } from '../src/infra/instance-settings.js';
 import { migrate } from '../src/infra/migrate.js';
 import { seedAppointments, seedContacts } from '../src/modules/owner/seed.js';
 import { DATASET, DATASET_VERSION } from './settings.js';
@@ -122,8 +123,8 @@ async function recreateDatabase(url: string, log: (line: string) => void): Promi
 }
 
 async function readMarker(db: Database): Promise<Dataset | null> {
-  const { rows } = await db.query<{ value: string }>('SELECT value FROM instance_settings WHERE name = $1', [MARKER]);
-  return rows[0] ? (JSON.parse(rows[0].value) as Dataset) : null;
+  const stored = await instanceSetting(db, MARKER);
+  return stored === null ? null : (JSON.parse(stored) as Dataset);
 }
 
 async function hasWorkspaces(db: Database): Promise<boolean> {
@@ -233,7 +234,7 @@ async function load(db: Database, log: (line: string) => void): Promise<Dataset>
     big_workspace_id: ids[0]!,
     write_workspace_id: ids[1]!,
   };
-  await db.query('INSERT INTO instance_settings (name, value) VALUES ($1, $2)', [MARKER, JSON.stringify(dataset)]);
+  await recordInstanceSetting(db, MARKER, JSON.stringify(dataset));
   log(
     `dataset: loaded in ${dataset.load_seconds} s: ${counts.contacts.toLocaleString('en')} contacts, ` +
       `${counts.appointments.toLocaleString('en')} appointments, ${counts.events.toLocaleString('en')} events`,
