@@ -7,6 +7,7 @@
 // when it was small (a sequential scan, or a scan of an endpoint's whole backlog) would read every
 // row at each run (test/webhooks-claim.test.ts).
 import type { Database, Queryable, Statement } from '../../infra/database.js';
+import { instanceSetting } from '../../infra/instance-settings.js';
 import { MAX_SEQ, type EventPosition } from '../events/event-ids.js';
 import type { AttemptOutcome } from './http-target.js';
 
@@ -821,10 +822,7 @@ export const webhooksRepository = {
   },
 
   /** The event id secret of the installation, or null when no event id was ever issued. */
-  async eventIdSecret(db: Queryable): Promise<string | null> {
-    const { rows } = await db.query<{ value: string }>(
-      "SELECT value FROM instance_settings WHERE name = 'event_id_secret'",
-    );
-    return rows[0]?.value ?? null;
+  eventIdSecret(db: Queryable): Promise<string | null> {
+    return instanceSetting(db, 'event_id_secret');
   },
 };
