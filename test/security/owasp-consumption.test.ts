@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, test } from 'node:test';
 import { SCOPES } from '../../src/shared/scopes.js';
-import { idem, sleep } from '../harness.js';
+import { idem, sleep, startTestServer } from '../harness.js';
 import {
   assertErrorObject,
   changedTables,
@@ -12,6 +12,7 @@ import {
   fingerprint,
   isWrite,
   leakProblems,
+  OPEN_ADDRESS_LIMIT,
   resourceBodySchema,
   validBody,
   type RawRequest,
@@ -275,25 +276,24 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
     assert.deepEqual(problems, []);
   });
 
-  test('server timeouts are set, and slow clients (slow headers, slow bodies) do not hold up others', async () => {
+  test('server timeouts are the configured ones, and slow clients (slow headers, slow bodies) do not hold up others', async () => {
     const http = server.built.app.server;
-    const timeouts = {
-      requestTimeout: http.requestTimeout,
-      headersTimeout: http.headersTimeout,
-      socketTimeout: http.timeout,
-      keepAliveTimeout: http.keepAliveTimeout,
-    };
-    for (const [name, ms] of Object.entries(timeouts)) {
-      assert.ok(Number.isFinite(ms) && ms > 0, `${name} is ${ms}: 0 disables it`);
-    }
-    assert.ok(timeouts.requestTimeout <= 30_000, `requestTimeout ${timeouts.requestTimeout}`);
-    figures.finding(
-      'F-timeouts-untestable',
-      `requestTimeout ${timeouts.requestTimeout} ms, headersTimeout ${timeouts.headersTimeout} ms, socket timeout ` +
-        `${timeouts.socketTimeout} ms and keepAliveTimeout ${timeouts.keepAliveTimeout} ms are hard-coded in src/app.ts, and ` +
-        'Node checks request deadlines every connectionsCheckingInterval (30 s by default): a slow client is cut off ' +
-        'after 30-60 s, which no test can show in seconds; make them configurable to test the cut-off itself',
+    const configured = server.built.services.config.timeouts;
+    assert.deepEqual(
+      {
+        requestTimeout: http.requestTimeout,
+        headersTimeout: http.headersTimeout,
+        socketTimeout: http.timeout,
+        keepAliveTimeout: http.keepAliveTimeout,
+      },
+      {
+        requestTimeout: configured.requestMs,
+        headersTimeout: configured.requestMs,
+        socketTimeout: configured.connectionIdleMs,
+        keepAliveTimeout: configured.keepAliveMs,
+      },
     );
+    assert.deepEqual(configured, { requestMs: 30_000, connectionIdleMs: 60_000, keepAliveMs: 72_000 }, 'the defaults');
 
     const { hostname, port } = new URL(server.baseUrl);
     const slow: net.Socket[] = [];
@@ -334,6 +334,86 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
     assert.ok(latencies.length >= 5, `${latencies.length} requests served meanwhile`);
     assert.ok(worst < 5_000, `a request waited ${worst} ms behind ${slow.length} slow clients`);
     figures.add('api4:slow-still-open', stillOpen);
+  });
+
+  test('a client that sends its request too slowly is cut off within REQUEST_TIMEOUT_MS, an idle connection within CONNECTION_IDLE_TIMEOUT_MS, a kept-alive one within KEEP_ALIVE_TIMEOUT_MS; nothing is stored', async () => {
+    // A server of its own with small timeouts, distinct enough to tell which one cut a connection.
+    const timeouts = { requestMs: 2_500, connectionIdleMs: 500, keepAliveMs: 1_000 };
+    const short = await startTestServer({ db: server.db, config: { ...OPEN_ADDRESS_LIMIT, timeouts } });
+    try {
+      const w = await short.workspace();
+      const before = await fingerprint(server.db, w.id);
+      const { hostname, port } = new URL(short.baseUrl);
+      /** Opens a connection, sends `head`, then one byte every 100 ms if `drip`, until the server closes it. */
+      const connection = (head: string | null, drip: boolean) =>
+        new Promise<{ closedAfterMs: number; answeredAfterMs: number | null; received: string }>((resolve) => {
+          const opened = Date.now();
+          let answered: number | null = null;
+          let received = '';
+          const socket = net.connect(Number(port), hostname);
+          socket.on('error', () => undefined);
+          socket.on('data', (chunk: Buffer) => {
+            answered ??= Date.now();
+            received += chunk.toString('latin1');
+          });
+          if (head !== null) socket.write(head);
+          const dripping = drip ? setInterval(() => socket.destroyed || socket.write('a'), 100) : undefined;
+          socket.on('close', () => {
+            clearInterval(dripping);
+            const now = Date.now();
+            resolve({
+              closedAfterMs: now - opened,
+              answeredAfterMs: answered === null ? null : now - answered,
+              received,
+            });
+          });
+        });
+      const [slowHeaders, slowBody, idle, keptAlive] = await Promise.all([
+        connection(`GET /v2/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.key}\r\nX-Slow: `, true),
+        connection(
+          `POST /v2/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.key}\r\n` +
+            `Content-Type: application/json\r\nIdempotency-Key: ${idem()}\r\nContent-Length: 100000\r\n\r\n{"name":"`,
+          true,
+        ),
+        connection(null, false),
+        connection('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', false),
+      ]);
+      figures.add(
+        `api4:cut-after-ms=headers:${slowHeaders.closedAfterMs},body:${slowBody.closedAfterMs},` +
+          `idle:${idle.closedAfterMs},kept-alive:${keptAlive.answeredAfterMs}`,
+        0,
+      );
+      // Bytes every 100 ms keep a connection from being idle: only the request's deadline cuts it,
+      // checked every tenth of it; the upper bounds leave a busy machine a second and a half.
+      for (const [what, c] of [
+        ['slow headers', slowHeaders],
+        ['slow body', slowBody],
+      ] as const) {
+        assert.ok(
+          c.closedAfterMs >= timeouts.requestMs - 100,
+          `${what}: cut after ${c.closedAfterMs} ms, before the deadline`,
+        );
+        assert.ok(c.closedAfterMs <= timeouts.requestMs + 1_500, `${what}: still open after ${c.closedAfterMs} ms`);
+        // What a cut request is answered, if anything, is the error object.
+        if (c.received) {
+          assert.match(c.received, /^HTTP\/1\.1 4\d\d /, `${what}: ${c.received.slice(0, 200)}`);
+          const body = JSON.parse(c.received.slice(c.received.indexOf('\r\n\r\n') + 4)) as { error?: object };
+          assert.deepEqual(Object.keys(body.error ?? {}).sort(), ['code', 'message', 'request_id', 'type']);
+        }
+      }
+      assert.equal(idle.received, '');
+      assert.ok(idle.closedAfterMs >= timeouts.connectionIdleMs - 100, `idle: cut after ${idle.closedAfterMs} ms`);
+      assert.ok(idle.closedAfterMs < timeouts.requestMs, `idle: still open after ${idle.closedAfterMs} ms`);
+      // Node keeps a kept-alive connection one second longer than the Keep-Alive header announces,
+      // so that a request sent just as it expires is not lost.
+      assert.match(keptAlive.received, /^HTTP\/1\.1 200 [^]*\r\nKeep-Alive: timeout=1\r\n/i);
+      const keptFor = keptAlive.answeredAfterMs!;
+      assert.ok(keptFor >= timeouts.keepAliveMs, `kept alive: cut ${keptFor} ms after the answer`);
+      assert.ok(keptFor <= timeouts.keepAliveMs + 1_000 + 1_500, `kept alive: open ${keptFor} ms after the answer`);
+      assert.deepEqual(changedTables(before, await fingerprint(server.db, w.id)), [], 'nothing stored');
+    } finally {
+      await short.close();
+    }
   });
 });
 
