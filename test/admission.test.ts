@@ -5,39 +5,24 @@
 // limit. Requests are held in flight by a transaction of the test's own that they wait behind:
 // on PostgreSQL a lock on the contact they change, on the embedded store the store itself.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import type { Transaction } from '../src/infra/database.js';
 import { LoadShedder } from '../src/infra/load-shedder.js';
 import { MemoryRateLimitStore } from '../src/infra/rate-limit-store.js';
 import { RateLimiter } from '../src/infra/rate-limiter.js';
-import {
-  contactBody,
-  idem,
-  logLines,
-  sleep,
-  startTestServer,
-  STORE,
-  type TestResponse,
-  type TestServer,
-} from './harness.js';
+import { contactBody, idem, logLines, sleep, startTestServer, STORE, type TestResponse } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 /** the server's log lines (info and up) */
-let logged: string[];
-
-before(async () => {
-  const { lines, stream } = logLines();
-  logged = lines;
-  server = await startTestServer({
-    logger: { logger: { level: 'info', stream } },
-    config: {
-      loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000, maxPoolWaiting: 1_000_000 },
-      defaultConcurrentRequests: loadConfig({}).defaultConcurrentRequests,
-    },
-  });
+const { lines: logged, stream } = logLines();
+const server = useTestServer({
+  logger: { logger: { level: 'info', stream } },
+  config: {
+    loadShedding: { maxInFlight: 4, maxEventLoopDelayMs: 60_000, maxPoolWaiting: 1_000_000 },
+    defaultConcurrentRequests: loadConfig({}).defaultConcurrentRequests,
+  },
 });
-after(() => server.close());
 
 /** A contact of a fresh workspace, and keys of that workspace with the given limits. */
 async function contactToHold() {

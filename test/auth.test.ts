@@ -3,35 +3,26 @@
 // (that already cached the key) within one second, the scope of each v1 operation, and the usage trail.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { digestSecret, issueKey, KEY_PREFIX, parseKey } from '../src/modules/api-keys/key-format.js';
 import { SCOPES, type Scope } from '../src/shared/scopes.js';
 import { OwnerError, ownerCommands } from '../src/modules/owner/owner.service.js';
-import {
-  contactBody,
-  idem,
-  sleep,
-  startTestServer,
-  testConfig,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { contactBody, idem, sleep, testConfig, type TestResponse, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { forgeKey } from './security/helpers.js';
 
 // This file sends many refused requests on purpose; the per-address limit of requests without a valid
 // key is the subject of rate-limit.test.ts, so it is set out of reach here.
 const CONFIG = { unauthenticatedRateLimitPerMinute: 100_000 };
 
-let server: TestServer;
 let ws: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer({ config: CONFIG });
-  ws = await server.workspace();
+const server = useTestServer({
+  config: CONFIG,
+  setup: async () => {
+    ws = await server.workspace();
+  },
 });
-after(() => server.close());
 
 // ------------------------------------------------------------------------------------------ helpers
 

@@ -7,33 +7,33 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { after, test } from 'node:test';
+import { type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { withoutRegistry } from './servers.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const CLIENT = join(ROOT, 'clients/typescript');
 
-let server: TestServer;
+const noRegistry = await withoutRegistry();
 let w: TestWorkspace;
 let dir: string;
-const noRegistry = await withoutRegistry();
-
-before(async () => {
-  if (noRegistry) return;
-  server = await startTestServer();
-  w = await server.workspace();
-  dir = mkdtempSync(join(tmpdir(), 'client-package-'));
-  await run('npm', ['pack', '--pack-destination', dir], { cwd: CLIENT });
-  const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
-  assert.ok(tarball, 'npm pack wrote a tarball');
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], { cwd: dir });
+const server = useTestServer({
+  setup: async () => {
+    if (noRegistry) return;
+    w = await server.workspace();
+    dir = mkdtempSync(join(tmpdir(), 'client-package-'));
+    await run('npm', ['pack', '--pack-destination', dir], { cwd: CLIENT });
+    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
+    assert.ok(tarball, 'npm pack wrote a tarball');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], { cwd: dir });
+  },
 });
+
 after(async () => {
   if (noRegistry) return;
-  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { generate, generatedUrl, VERSIONS } from '../clients/typescript/generate.js';
 import {
   createWorkspaceApiClient,
@@ -20,16 +20,15 @@ import {
   type WorkspaceApiClientOptions,
   type WorkspaceEvent,
 } from '../clients/typescript/src/index.js';
-import { contactBody, sleep, startTestServer, STORE, type TestServer, type TestWorkspace } from './harness.js';
+import { contactBody, sleep, STORE, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 let ws: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+  },
 });
-after(() => server.close());
 
 const client = (options: Partial<WorkspaceApiClientOptions> = {}) =>
   createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key, retryDelay: 10, retryJitter: 10, ...options });

@@ -2,17 +2,16 @@
 // upsert-create, replays included), and an external_id containing "/" addresses the same contact
 // whether the slash is sent raw or percent-encoded.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { contactBody, idem, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { describe, test } from 'node:test';
+import { contactBody, idem, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 let w: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer();
-  w = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+const server = useTestServer({
+  setup: async () => {
+    w = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+  },
 });
-after(() => server.close());
 
 const write = (method: string, path: string, body: unknown, key = idem()) =>
   server.request(method, path, { key: w.key, body, idem: key });

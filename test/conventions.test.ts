@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
   contactBody,
@@ -17,6 +17,7 @@ import {
   type TestWorkspace,
   logLines,
 } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { dereference } from './openapi-documents.js';
 
 const ERROR_KEYS = ['type', 'code', 'message', 'request_id', 'details'];
@@ -32,23 +33,21 @@ const OPERATION_IDS = [
 ];
 const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
 
-let server: TestServer;
 let ws: TestWorkspace;
 let contactId: string;
 let appointmentId: string;
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace();
+    await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: 2, appointments: 2 } });
+    const contacts = await server.request('GET', '/v1/contacts', { key: ws.key });
+    contactId = contacts.json.data[0].id;
+    const appointments = await server.request('GET', '/v1/appointments', { key: ws.key });
+    appointmentId = appointments.json.data[0].id;
+  },
+});
 /** Every X-Request-Id seen in this file: each request gets its own. */
 const requestIds: string[] = [];
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace();
-  await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: 2, appointments: 2 } });
-  const contacts = await server.request('GET', '/v1/contacts', { key: ws.key });
-  contactId = contacts.json.data[0].id;
-  const appointments = await server.request('GET', '/v1/appointments', { key: ws.key });
-  appointmentId = appointments.json.data[0].id;
-});
-after(() => server.close());
 
 // ------------------------------------------------------------------------------------------ assertions
 

@@ -6,19 +6,13 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { GUIDE_NAMES, loadGuidePages } from '../src/api/guides.js';
-import { startTestServer, type TestServer } from './harness.js';
 import { raw } from './security/raw-http.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
-before(async () => {
-  // Pages need no key, and requests without one are limited per address: this file sends many.
-  server = await startTestServer({ config: { unauthenticatedRateLimitPerMinute: 1_000_000 } });
-});
-after(async () => {
-  await server?.close();
-});
+// Pages need no key, and requests without one are limited per address: this file sends many.
+const server = useTestServer({ config: { unauthenticatedRateLimitPerMinute: 1_000_000 } });
 
 const hrefsOf = (html: string) =>
   [...html.matchAll(/<a\s[^>]*?href="([^"]*)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));

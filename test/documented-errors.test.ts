@@ -5,9 +5,10 @@
 // those listed for that status. Two statuses cannot be provoked by a request on a healthy
 // server and are left to the tests that can make them happen.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { eventsRepository } from '../src/modules/events/events.repository.js';
-import { contactBody, idem, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { contactBody, idem, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { committedDocument } from './openapi-documents.js';
 
 const NOT_BY_REQUEST: Record<string, string> = {
@@ -15,17 +16,16 @@ const NOT_BY_REQUEST: Record<string, string> = {
   '503': 'the store down or the process saturated: test/availability.test.ts and test/admission.test.ts',
 };
 
-let server: TestServer;
 let w: TestWorkspace;
 let contactId: string;
-before(async () => {
-  server = await startTestServer();
-  w = await server.workspace();
-  const r = await server.request('POST', '/v2/contacts', { key: w.key, idem: idem(), body: contactBody() });
-  assert.equal(r.status, 201, r.text);
-  contactId = r.json.data.id as string;
+const server = useTestServer({
+  setup: async () => {
+    w = await server.workspace();
+    const r = await server.request('POST', '/v2/contacts', { key: w.key, idem: idem(), body: contactBody() });
+    assert.equal(r.status, 201, r.text);
+    contactId = r.json.data.id as string;
+  },
 });
-after(async () => server?.close());
 
 const UNKNOWN = '6f1c2a9e-0000-4000-8000-00000000abcd';
 

@@ -2,16 +2,8 @@
 // workspaces, reading the feed (walks, marks, positions decrypted to compare order), and the
 // writers the tests use (API, plain SQL, tagged transactions).
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
-import {
-  contactBody,
-  eventPosition,
-  idem,
-  startTestServer,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { contactBody, eventPosition, idem, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
 export const EVENT_KEYS = ['data', 'id', 'occurred_at', 'request_id', 'resource_id', 'resource_type', 'type'];
 export const EVENT_ID = /^evt_[A-Za-z0-9_-]{22}$/;
@@ -22,10 +14,7 @@ let server: TestServer;
 
 /** Starts this file's server before its tests and stops it after them. */
 export function useFeedServer(): void {
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server.close());
+  server = useTestServer();
 }
 
 /** The running server of the calling file. */

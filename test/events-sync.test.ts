@@ -3,25 +3,13 @@
 // has deleted events after a position (for after= and for a cursor), several resource types in
 // one filter, and contact tombstones that name the external_id.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import {
-  contactBody,
-  eventIdAt,
-  eventPosition,
-  idem,
-  startTestServer,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { contactBody, eventIdAt, eventPosition, idem, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
-
-before(async () => {
-  server = await startTestServer();
-});
-after(() => server.close());
+const server = useTestServer();
 
 const fresh = () => server.workspace({ rateLimitPerMinute: 1_000_000 });
 const get = (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key });

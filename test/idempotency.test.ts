@@ -1,25 +1,16 @@
 // Idempotent writes (spec 4.1.4, 8): replays, collisions, scope of a key, what is and is not stored,
 // concurrent duplicates, expiry and purge, and the error object of every refusal.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  contactBody,
-  idem,
-  startTestServer,
-  STORE,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { describe, test } from 'node:test';
+import { contactBody, idem, STORE, type TestResponse, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 let ws: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace();
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace();
+  },
 });
-after(() => server.close());
 
 const post = (body: unknown, key: string, w: TestWorkspace = ws) =>
   server.request('POST', '/v1/contacts', { key: w.key, body, idem: key });

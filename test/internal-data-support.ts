@@ -3,16 +3,9 @@
 // recorder of every answer.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import {
-  sleep,
-  startTestServer,
-  type RequestOptions,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { sleep, type RequestOptions, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
 export const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
 
@@ -122,14 +115,14 @@ export const marker = `INTERNAL-${randomUUID()}`;
 
 /** Two workspaces seeded with the marker in every internal column, before the file's tests. */
 export function useSeededWorkspaces(): void {
-  before(async () => {
-    server = await startTestServer();
-    A = await server.workspace({ timezone: 'America/Sao_Paulo', rateLimitPerMinute: 100_000 });
-    B = await server.workspace({ rateLimitPerMinute: 100_000 });
-    await ownerCommands.seed(server.owner, { workspaceId: A.id, internalMarker: marker });
-    await ownerCommands.seed(server.owner, { workspaceId: B.id, internalMarker: marker });
+  server = useTestServer({
+    setup: async () => {
+      A = await server.workspace({ timezone: 'America/Sao_Paulo', rateLimitPerMinute: 100_000 });
+      B = await server.workspace({ rateLimitPerMinute: 100_000 });
+      await ownerCommands.seed(server.owner, { workspaceId: A.id, internalMarker: marker });
+      await ownerCommands.seed(server.owner, { workspaceId: B.id, internalMarker: marker });
+    },
   });
-  after(() => server.close());
 }
 
 export interface Seen {

@@ -2,17 +2,17 @@
 // and version, latency histograms, rate-limit rejections, idempotency outcomes, database pool use
 // and events-feed lag — and nothing a tenant owns.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { contactBody, idem, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { test } from 'node:test';
+import { contactBody, idem, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 let ws: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer({ config: { unauthenticatedRateLimitPerMinute: 1 } });
-  ws = await server.workspace();
+const server = useTestServer({
+  config: { unauthenticatedRateLimitPerMinute: 1 },
+  setup: async () => {
+    ws = await server.workspace();
+  },
 });
-after(() => server.close());
 
 async function scrape(): Promise<string> {
   const res = await fetch(`${server.baseUrl}/metrics`);

@@ -2,16 +2,13 @@
 // and the page statements the service actually sends (with a cursor, with a filter) are range scans
 // of the sync indexes, without a sort — a page never reads the whole workspace.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { firstCursor as firstCursorOf, withCursor } from './pagination-support.js';
 
-let server: TestServer;
-before(async () => {
-  server = await startTestServer();
-});
-after(() => server.close());
+const server = useTestServer();
 
 const get = (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key });
 const firstCursor = (w: TestWorkspace, path: string) => firstCursorOf(server, w, path);

@@ -2,9 +2,10 @@
 // binding and tamper evidence, millisecond timestamps as filters, rows moving while a client pages,
 // the appointment filters and the query parameter rules (the index a page runs on: pagination-plans).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { idem, startTestServer, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
+import { idem, startTestServer, type TestResponse, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { firstCursor as firstCursorOf, withCursor } from './pagination-support.js';
 
 const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -13,7 +14,6 @@ const SEEDED = 25;
 const TOTAL = TIED + SEEDED;
 const APPOINTMENTS = 40;
 
-let server: TestServer;
 /** TOTAL contacts: TIED of them in groups of five sharing one updated_at, the rest seeded at random. */
 let ws: TestWorkspace;
 /** APPOINTMENTS seeded appointments. */
@@ -22,6 +22,25 @@ let wsAppt: TestWorkspace;
 let all: any[];
 /** every appointment of wsAppt, from one limit=100 page */
 let allAppts: any[];
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace();
+    await insertTiedContacts(ws.id, TIED, 5);
+    await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: SEEDED, appointments: 0 } });
+    const page = await get(ws, '/v1/contacts?limit=100');
+    assert.equal(page.status, 200);
+    all = page.json.data;
+
+    wsAppt = await server.workspace();
+    await ownerCommands.seed(server.owner, {
+      workspaceId: wsAppt.id,
+      amounts: { contacts: 5, appointments: APPOINTMENTS },
+    });
+    const appts = await get(wsAppt, '/v1/appointments?limit=100');
+    assert.equal(appts.status, 200);
+    allAppts = appts.json.data;
+  },
+});
 
 interface Sortable {
   updated_at: string;
@@ -47,26 +66,6 @@ async function insertTiedContacts(workspaceId: string, count: number, groupSize:
     );
   }
 }
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace();
-  await insertTiedContacts(ws.id, TIED, 5);
-  await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: SEEDED, appointments: 0 } });
-  const page = await get(ws, '/v1/contacts?limit=100');
-  assert.equal(page.status, 200);
-  all = page.json.data;
-
-  wsAppt = await server.workspace();
-  await ownerCommands.seed(server.owner, {
-    workspaceId: wsAppt.id,
-    amounts: { contacts: 5, appointments: APPOINTMENTS },
-  });
-  const appts = await get(wsAppt, '/v1/appointments?limit=100');
-  assert.equal(appts.status, 200);
-  allAppts = appts.json.data;
-});
-after(() => server.close());
 
 interface Walk {
   items: any[];

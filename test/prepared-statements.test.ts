@@ -5,20 +5,14 @@
 // shape below also answers what it should, so the statements that serve many shapes are checked
 // for every one of them.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { RESOURCE_TYPES } from '../src/modules/events/events.schemas.js';
 import { DEFAULT_CONTACT_STATUS } from '../src/modules/contacts/contacts.schemas.js';
-import {
-  idem,
-  openTestDatabase,
-  startTestServer,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { idem, openTestDatabase, type TestResponse, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
 const WRITABLE = ['name', 'company_name', 'email', 'phone', 'whatsapp', 'origin', 'status'] as const;
 type Field = (typeof WRITABLE)[number];
@@ -45,23 +39,21 @@ const pick = (fields: readonly Field[], values: Record<Field, string>) =>
 const EVENT_TYPES = RESOURCE_TYPES.flatMap((r) => ['created', 'updated', 'deleted'].map((k) => `${r}.${k}`));
 
 let db: Database;
-let server: TestServer;
 let ws: TestWorkspace;
 /** the weakest key that writes contacts */
 let writer: string;
-
-before(async () => {
+const server = useTestServer({
   // One connection (PGlite always has one): every statement the requests prepared is on it, where
   // pg_prepared_statements shows them.
-  db = process.env.DATABASE_URL ? createPostgresDatabase(process.env.DATABASE_URL, 1) : await openTestDatabase();
-  await migrate(db);
-  server = await startTestServer({ db });
-  ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-  writer = (await ws.newKey(['contacts:write'], { rateLimitPerMinute: 1_000_000 })).key;
-});
-after(async () => {
-  await server.close();
-  await db.close();
+  openDb: async () => {
+    db = process.env.DATABASE_URL ? createPostgresDatabase(process.env.DATABASE_URL, 1) : await openTestDatabase();
+    await migrate(db);
+    return db;
+  },
+  setup: async () => {
+    ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    writer = (await ws.newKey(['contacts:write'], { rateLimitPerMinute: 1_000_000 })).key;
+  },
 });
 
 /** The names of the prepared statements on the connection that start with `prefix`. */

@@ -5,7 +5,7 @@
 // server processes (with a per-process fallback when Redis is unreachable).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Database } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
@@ -22,6 +22,7 @@ import {
   type TestResponse,
   type TestServer,
 } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { describeOrSkip, findRedis } from './servers.js';
 
 const redisServer = await findRedis();
@@ -30,16 +31,8 @@ const WINDOW_MS = 60_000;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 let db: Database;
-let server: TestServer;
-
-before(async () => {
-  db = await openTestDatabase();
-  server = await startTestServer({ db });
-});
-after(async () => {
-  await server.close();
-  await db.close();
-});
+/** Its store is the file's: the servers some tests start besides share it. */
+const server = useTestServer({ openDb: async () => (db = await openTestDatabase()) });
 
 // ------------------------------------------------------------------------------------------ helpers
 

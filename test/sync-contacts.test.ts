@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
   createWorkspaceApiClient,
@@ -20,27 +20,27 @@ import {
 import { applyEvent, run, type SyncState } from '../examples/sync-contacts/sync.js';
 import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, startTestServer, type TestServer, type TestWorkspace } from './harness.js';
+import { contactBody, idem, sleep, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
 const SYNC = fileURLToPath(new URL('../examples/sync-contacts/sync.ts', import.meta.url));
 
-let server: TestServer;
 let ws: TestWorkspace;
 let api: WorkspaceApiClient;
 let dir: string;
 let statePath: string;
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-  api = createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key });
-  dir = await mkdtemp(path.join(tmpdir(), 'sync-contacts-'));
-  statePath = path.join(dir, 'contacts.json');
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    api = createWorkspaceApiClient({ baseUrl: server.baseUrl, apiKey: ws.key });
+    dir = await mkdtemp(path.join(tmpdir(), 'sync-contacts-'));
+    statePath = path.join(dir, 'contacts.json');
+  },
 });
+
 after(async () => {
   // A failed assertion may leave a child running: stop it (only this file's own children).
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await server.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -2,17 +2,10 @@
 // shapes and scopes of every list and get, and the helpers that walk and check pages.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before } from 'node:test';
 import type { Scope } from '../src/shared/scopes.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import {
-  eventPosition,
-  sleep,
-  startTestServer,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { eventPosition, sleep, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
 export const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -232,39 +225,39 @@ export const V2_ADDED_OPERATIONS: [string, string, string][] = [
 
 /** Two seeded workspaces (A with distinct updated_at values on every sync list), before the file's tests. */
 export function useV2Workspaces(): void {
-  before(async () => {
-    server = await startTestServer();
-    A = await server.workspace({ timezone: TIMEZONE, rateLimitPerMinute: 100_000 });
-    B = await server.workspace({ rateLimitPerMinute: 100_000 });
-    await ownerCommands.seed(server.owner, { workspaceId: A.id, internalMarker: `INTERNAL-${randomUUID()}` });
-    await ownerCommands.seed(server.owner, { workspaceId: B.id, internalMarker: `INTERNAL-${randomUUID()}` });
-    // The seed writes many rows in one statement (one updated_at for all of them); a few public
-    // edits, a few milliseconds apart, give every sync list several distinct updated_at values.
-    for (const [table, column] of [
-      ['catalog_items', 'name'],
-      ['automations', 'name'],
-      ['pipeline_stages', 'name'],
-      ['conversations', 'status'],
-    ] as const) {
-      for (let i = 0; i < 3; i++) {
-        // A status is toggled twice: updated_at moves, the status is as seeded.
-        for (let times = 0; times < (column === 'status' ? 2 : 1); times++) {
-          await sleep(3);
-          await server.db.query(
-            `UPDATE ${table} SET ${column} = ${column === 'status' ? "CASE status WHEN 'open' THEN 'closed' ELSE 'open' END" : `${column} || ' *'`}
-          WHERE workspace_id = $1 AND id = (SELECT id FROM ${table} WHERE workspace_id = $1 ORDER BY id OFFSET $2 LIMIT 1)`,
-            [A.id, i * 2],
-          );
+  server = useTestServer({
+    setup: async () => {
+      A = await server.workspace({ timezone: TIMEZONE, rateLimitPerMinute: 100_000 });
+      B = await server.workspace({ rateLimitPerMinute: 100_000 });
+      await ownerCommands.seed(server.owner, { workspaceId: A.id, internalMarker: `INTERNAL-${randomUUID()}` });
+      await ownerCommands.seed(server.owner, { workspaceId: B.id, internalMarker: `INTERNAL-${randomUUID()}` });
+      // The seed writes many rows in one statement (one updated_at for all of them); a few public
+      // edits, a few milliseconds apart, give every sync list several distinct updated_at values.
+      for (const [table, column] of [
+        ['catalog_items', 'name'],
+        ['automations', 'name'],
+        ['pipeline_stages', 'name'],
+        ['conversations', 'status'],
+      ] as const) {
+        for (let i = 0; i < 3; i++) {
+          // A status is toggled twice: updated_at moves, the status is as seeded.
+          for (let times = 0; times < (column === 'status' ? 2 : 1); times++) {
+            await sleep(3);
+            await server.db.query(
+              `UPDATE ${table} SET ${column} = ${column === 'status' ? "CASE status WHEN 'open' THEN 'closed' ELSE 'open' END" : `${column} || ' *'`}
+            WHERE workspace_id = $1 AND id = (SELECT id FROM ${table} WHERE workspace_id = $1 ORDER BY id OFFSET $2 LIMIT 1)`,
+              [A.id, i * 2],
+            );
+          }
         }
       }
-    }
-    const conversations = await get('/v2/conversations?limit=100');
-    assert.equal(conversations.status, 200);
-    contactWithMessages = conversations.json.data[0].contact_id;
-    const ofB = await get('/v2/conversations?limit=1', B.key);
-    contactOfB = ofB.json.data[0].contact_id;
+      const conversations = await get('/v2/conversations?limit=100');
+      assert.equal(conversations.status, 200);
+      contactWithMessages = conversations.json.data[0].contact_id;
+      const ofB = await get('/v2/conversations?limit=1', B.key);
+      contactOfB = ofB.json.data[0].contact_id;
+    },
   });
-  after(() => server.close());
 }
 
 // ------------------------------------------------------------------------------------------ helpers

@@ -5,23 +5,21 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { ownerCommands, OwnerError } from '../src/modules/owner/owner.service.js';
-import { contactBody, deadlocksSoFar, idem, sleep, startTestServer, STORE, type TestServer } from './harness.js';
+import { contactBody, deadlocksSoFar, idem, sleep, STORE } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { ownTestStore, Receiver, waitFor, type OwnTestStore } from './webhooks-support.js';
 
 const SCHEDULE_MS = [150, 300, 300, 300];
 const TIMEOUT_MS = 800;
 let store: OwnTestStore | undefined;
 let db: Database;
-let server: TestServer;
-const receivers: Receiver[] = [];
-
-before(async () => {
+const server = useTestServer(async () => {
   store = await ownTestStore('wsapi_webhooks');
   db = store.db;
-  server = await startTestServer({
+  return {
     db,
     config: {
       webhooks: {
@@ -35,12 +33,12 @@ before(async () => {
         workspaceConcurrency: 4,
       },
     },
-  });
+  };
 });
+const receivers: Receiver[] = [];
 
 after(async () => {
   for (const r of receivers) await r.close();
-  await server?.close();
   await store?.close();
 });
 

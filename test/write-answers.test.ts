@@ -5,27 +5,19 @@
 // serializer writes for the same values, what a GET of the contact then writes, and what a replay
 // of the request answers; a write that finds nothing to change records nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Contact } from '../src/modules/contacts/contacts.schemas.js';
 import { Single } from '../src/shared/schemas.js';
 import { ODD, schemaText } from './schema-text.js';
-import {
-  contactBody,
-  idem,
-  startTestServer,
-  type RequestOptions,
-  type TestResponse,
-  type TestServer,
-  type TestWorkspace,
-} from './harness.js';
+import { contactBody, idem, type RequestOptions, type TestResponse, type TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
 
-let server: TestServer;
 let w: TestWorkspace;
-before(async () => {
-  server = await startTestServer();
-  w = await server.workspace({ rateLimitPerMinute: 100_000 });
+const server = useTestServer({
+  setup: async () => {
+    w = await server.workspace({ rateLimitPerMinute: 100_000 });
+  },
 });
-after(() => server.close());
 
 /** Sends the write, checks its answer's text, then replays it and checks the replay says the same. */
 async function write(method: string, path: string, options: RequestOptions, status: number): Promise<TestResponse> {

@@ -21,9 +21,10 @@
 // problem. SECURITY_FUZZ_RUNS (default 100 per operation) and SECURITY_FUZZ_SEED reproduce or
 // widen a run; the seed is printed with the figures at the end.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import fc from 'fast-check';
-import { idem, startTestServer, type TestServer, type TestWorkspace } from '../harness.js';
+import { idem, type TestWorkspace } from '../harness.js';
+import { useTestServer } from '../test-server.js';
 import {
   changedTables,
   encodeRequest,
@@ -66,22 +67,22 @@ const RUNS = Number(process.env.SECURITY_FUZZ_RUNS ?? 100);
 const SEED = Number(process.env.SECURITY_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const figures = new Figures();
 
-let server: TestServer;
 let ops: Operation[];
 let F: TestWorkspace;
 let values: Map<string, Record<string, string>>;
-
-before(async () => {
-  server = await startTestServer({ config: OPEN_ADDRESS_LIMIT });
-  ops = operationsOf(await publishedDocuments(server));
-  F = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-  fuzzTarget.workspaceId = F.id;
-  await seedSmall(server, F.id);
-  values = await pathValues(server, F.key, ops);
-  for (const op of ops.filter((o) => o.isList)) {
-    const r = await server.request('GET', `${fill(op, values.get(op.label)!)}?limit=1`, { key: F.key });
-    if (r.json?.page?.next_cursor) fuzzTarget.cursors.set(op.label, r.json.page.next_cursor);
-  }
+const server = useTestServer({
+  config: OPEN_ADDRESS_LIMIT,
+  setup: async () => {
+    ops = operationsOf(await publishedDocuments(server));
+    F = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    fuzzTarget.workspaceId = F.id;
+    await seedSmall(server, F.id);
+    values = await pathValues(server, F.key, ops);
+    for (const op of ops.filter((o) => o.isList)) {
+      const r = await server.request('GET', `${fill(op, values.get(op.label)!)}?limit=1`, { key: F.key });
+      if (r.json?.page?.next_cursor) fuzzTarget.cursors.set(op.label, r.json.page.next_cursor);
+    }
+  },
 });
 
 after(async () => {
@@ -97,7 +98,6 @@ after(async () => {
     `${c('slow answers (over 5 s)')} answers slower than 5 s`,
     `${c('violations')} violations in ${c('violation groups')} groups`,
   ]);
-  await server?.close();
 });
 
 // ------------------------------------------------------------------------------------------ requests

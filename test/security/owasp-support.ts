@@ -39,16 +39,16 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import {
   idem,
   sleep,
-  startTestServer,
   type RequestOptions,
   type TestResponse,
   type TestServer,
   type TestWorkspace,
 } from '../harness.js';
+import { useTestServer } from '../test-server.js';
 import {
   errorProblems,
   Figures,
@@ -89,17 +89,19 @@ export let valuesB: Map<string, Record<string, string>>;
  * line (`parts`: the counters of its own risks).
  */
 export function useOwaspSuite(file: string, parts: () => string[] = () => []): void {
-  before(async () => {
-    server = await startTestServer({ config: OPEN_ADDRESS_LIMIT });
-    docs = await publishedDocuments(server);
-    ops = operationsOf(docs);
-    assert.ok(ops.length >= 23, `only ${ops.length} documented operations`);
-    A = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-    B = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-    await seedSmall(server, A.id, MARKER);
-    await seedSmall(server, B.id, MARKER);
-    valuesA = await pathValues(server, A.key, ops);
-    valuesB = await pathValues(server, B.key, ops);
+  server = useTestServer({
+    config: OPEN_ADDRESS_LIMIT,
+    setup: async () => {
+      docs = await publishedDocuments(server);
+      ops = operationsOf(docs);
+      assert.ok(ops.length >= 23, `only ${ops.length} documented operations`);
+      A = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+      B = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+      await seedSmall(server, A.id, MARKER);
+      await seedSmall(server, B.id, MARKER);
+      valuesA = await pathValues(server, A.key, ops);
+      valuesB = await pathValues(server, B.key, ops);
+    },
   });
 
   after(async () => {
@@ -110,7 +112,6 @@ export function useOwaspSuite(file: string, parts: () => string[] = () => []): v
       `${figures.get('5xx')} 5xx`,
       `${figures.get('api8:audited')} answers audited`,
     ]);
-    await server?.close();
   });
 }
 

@@ -18,20 +18,13 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { READ_SCOPE } from '../../src/modules/events/events.repository.js';
 import { RESOURCE_TYPES, type ResourceType } from '../../src/modules/events/events.schemas.js';
 import { SCOPES, type Scope } from '../../src/shared/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
-import {
-  contactBody,
-  idem,
-  startTestServer,
-  STORE,
-  type TestServer,
-  type TestWorkspace,
-  logLines,
-} from '../harness.js';
+import { contactBody, idem, startTestServer, STORE, type TestWorkspace, logLines } from '../harness.js';
+import { useTestServer } from '../test-server.js';
 import {
   changedTables,
   Figures,
@@ -47,20 +40,20 @@ import {
 } from './helpers.js';
 
 const figures = new Figures();
-let server: TestServer;
 let W: TestWorkspace;
 /** the whole feed of W as a key with every scope reads it */
 let full: any[];
+const server = useTestServer({
+  config: OPEN_ADDRESS_LIMIT,
+  setup: async () => {
+    W = await server.workspace({ rateLimitPerMinute: 1_000_000 });
+    await seedSmall(server, W.id);
+    await server.db.query(`UPDATE workspaces SET name = 'Side channels' WHERE id = $1`, [W.id]);
+    full = await walk(W.key, '');
+  },
+});
 /** every answer this file received, for the nosniff audit */
 const answers: { label: string; answer: AnyAnswer }[] = [];
-
-before(async () => {
-  server = await startTestServer({ config: OPEN_ADDRESS_LIMIT });
-  W = await server.workspace({ rateLimitPerMinute: 1_000_000 });
-  await seedSmall(server, W.id);
-  await server.db.query(`UPDATE workspaces SET name = 'Side channels' WHERE id = $1`, [W.id]);
-  full = await walk(W.key, '');
-});
 
 after(async () => {
   figures.print('side-channels', [
@@ -68,7 +61,6 @@ after(async () => {
     `${figures.get('requests')} requests`,
     `timing medians ${figures.get('timing:unknown-us')} µs unknown id / ${figures.get('timing:known-us')} µs wrong secret`,
   ]);
-  await server?.close();
 });
 
 async function get(key: string | undefined, path: string) {
