@@ -1,30 +1,29 @@
-// Contact operations through HTTP: shapes, bounds, cross-field rules, partial updates and upserts.
+// Contact operations through HTTP: shapes, bounds, cross-field rules, partial updates and upserts;
+// concurrent upserts on PostgreSQL whatever the store of the run, where deadlocks can happen.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   contactBody,
   deadlocksSoFar,
   idem,
   propertyValue,
   sleep,
-  startTestServer,
   TEXT_PROPERTIES,
-  type TestServer,
   type TestWorkspace,
 } from './harness.js';
+import { describeOrSkip, findPostgres } from './servers.js';
+import { usePostgresTestServer, useTestServer } from './test-server.js';
 import { KEYS } from './v2-support.js';
 
 const CONTACT_KEYS = KEYS.contact;
 const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let server: TestServer;
 let ws: TestWorkspace;
-
-before(async () => {
-  server = await startTestServer();
-  ws = await server.workspace();
+const server = useTestServer({
+  setup: async () => {
+    ws = await server.workspace();
+  },
 });
-after(() => server.close());
 
 const create = async (body: unknown, key = ws.key) =>
   server.request('POST', '/v1/contacts', { key, body, idem: idem() });
@@ -283,6 +282,19 @@ describe('upsertContactByExternalId', () => {
       assert.equal(r.status, 400, bad);
       assert.equal(r.json.error.code, 'invalid_path_parameter');
     }
+  });
+});
+
+// Deadlocks happen only between PostgreSQL connections (the embedded store runs one statement at a
+// time): the race runs on a PostgreSQL database of its own with a pool of connections, in both
+// passes of the suite, so that the deadlocks counted there are its own.
+const postgres = await findPostgres();
+describeOrSkip(postgres.skip, 'upsertContactByExternalId racing on PostgreSQL, whatever the store of the run', () => {
+  let ws: TestWorkspace;
+  const server = usePostgresTestServer(postgres.url!, 'wsapi_upsert_race', {
+    setup: async () => {
+      ws = await server.workspace();
+    },
   });
 
   test('concurrent upserts of one new external_id end in one contact, without a deadlock', async () => {

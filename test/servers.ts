@@ -170,8 +170,11 @@ async function accepts(url: string): Promise<boolean> {
 
 let postgresServer: Promise<Found> | undefined;
 
-/** A PostgreSQL server to make databases on: its administrator URL. */
-function postgresServerUrl(): Promise<Found> {
+/**
+ * A PostgreSQL server to make databases on, whatever store the suite runs on: its administrator
+ * URL (DATABASE_URL's server, the machine's, or a private one), or why there is none.
+ */
+export function findPostgres(): Promise<Found> {
   postgresServer ??= (async (): Promise<Found> => {
     if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
     if (await accepting(5432)) return { url: 'postgres://postgres@127.0.0.1:5432/postgres' };
@@ -210,7 +213,7 @@ export async function processDatabase(
   prefix: string,
 ): Promise<({ url: string; drop(): Promise<void> } & { skip?: undefined }) | { skip: string }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => undefined };
-  const server = await postgresServerUrl();
+  const server = await findPostgres();
   if (server.skip !== undefined) return { skip: server.skip };
   return newDatabase(server.url, prefix);
 }

@@ -1,31 +1,41 @@
 // When PostgreSQL gives up on a statement (lock_timeout here; statement_timeout and cancels in
 // test/faults/database-outage.test.ts) the transaction is rolled back: the answer is a 503 with
 // Retry-After, and the write sent again with its Idempotency-Key takes effect once. The embedded
-// store runs one statement at a time and has no lock to wait for: these tests are PostgreSQL's.
+// store runs one statement at a time and has no lock to wait for, so these tests run on a
+// PostgreSQL database of their own whatever store the suite runs on (servers.ts, findPostgres).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
-import { contactBody, idem, startTestServer, STORE, type TestServer } from './harness.js';
+import { contactBody, idem } from './harness.js';
+import { describeOrSkip, findPostgres, newDatabase } from './servers.js';
+import { useTestServer } from './test-server.js';
 
-if (STORE === 'postgres') {
-  describe('the database gives up on a statement', () => {
-    let db: Database;
+const postgres = await findPostgres();
+
+describeOrSkip(
+  postgres.skip,
+  'the database gives up on a statement (PostgreSQL, whatever the store of the run)',
+  () => {
+    let database: { url: string; drop(): Promise<void> } | undefined;
     let holder: Database;
-    let server: TestServer;
-    before(async () => {
-      // The service's sessions wait at most 200 ms for a lock.
-      const url = new URL(process.env.DATABASE_URL!);
-      url.searchParams.set('options', '-c lock_timeout=200');
-      db = createPostgresDatabase(url.toString(), 4);
-      await migrate(db);
-      server = await startTestServer({ db });
-      holder = createPostgresDatabase(process.env.DATABASE_URL!, 1);
+    const server = useTestServer({
+      openDb: async () => {
+        database = await newDatabase(postgres.url!, 'wsapi_gives_up');
+        // The service's sessions wait at most 200 ms for a lock.
+        const url = new URL(database.url);
+        url.searchParams.set('options', '-c lock_timeout=200');
+        const db = createPostgresDatabase(url.toString(), 4);
+        await migrate(db);
+        return db;
+      },
+    });
+    before(() => {
+      holder = createPostgresDatabase(database!.url, 1);
     });
     after(async () => {
-      await server?.close();
-      await db?.close();
       await holder?.close();
+      await database?.drop();
     });
 
     test('a write that waits past lock_timeout is a 503 with Retry-After; sent again with its key, it takes effect once', async () => {
@@ -56,5 +66,5 @@ if (STORE === 'postgres') {
       assert.equal(replay.headers.get('idempotent-replayed'), 'true');
       assert.equal(replay.text, again.text);
     });
-  });
-}
+  },
+);
