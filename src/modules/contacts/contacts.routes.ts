@@ -23,9 +23,10 @@ import {
   DEFAULT_CONTACT_STATUS,
   ExternalIdParams,
 } from './contacts.schemas.js';
+import { RESOURCES } from '../resources.js';
 
 const tags = ['Contacts'];
-const described = { scope: 'contacts:read', tags, item: Contact, spec: contactsSpec } as const;
+const described = { scope: RESOURCES.contact.readScope, tags, item: Contact, spec: contactsSpec } as const;
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   // Location of a created contact, under the version it was created through (/v1 or /v2).
