@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { CONTACT_STATUSES } from '../src/modules/contacts/contacts.schemas.js';
-import { RESOURCE_TYPES } from '../src/modules/events/events.schemas.js';
+import { RESOURCE_TYPES } from '../src/modules/resources.js';
 import { median, percentile } from './load.js';
 
 /** B's request, and how many connections send it. */

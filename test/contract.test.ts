@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assertMatchesContract } from './contract.js';
+import { Contact } from '../src/modules/contacts/contacts.schemas.js';
+import { sampleOf } from './samples.js';
 
 const headers = (extra: Record<string, string> = {}) =>
   new Headers({
@@ -30,22 +32,7 @@ test('an undocumented status, a missing header or an undeclared property fails',
     /breaks the documented schema/,
   );
   const leaky = {
-    data: [
-      {
-        id: '0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41',
-        external_id: null,
-        name: 'A',
-        company_name: null,
-        email: null,
-        phone: null,
-        whatsapp: null,
-        origin: null,
-        status: 'talking',
-        created_at: '2026-11-22T06:05:43.123Z',
-        updated_at: '2026-11-22T06:05:43.123Z',
-        notes: 'internal',
-      },
-    ],
+    data: [sampleOf(Contact, { name: 'A', status: 'talking', notes: 'internal' })],
     page: page.page,
   };
   assert.throws(

@@ -2,7 +2,10 @@
 // refuse (each marked @ts-expect-error, which is itself an error once the line compiles).
 // test/openapi-types.test.ts compiles these against each generator's output through a module
 // `./types` exporting the names imported here. Kept as text: they compile only next to generated
-// types, which are not part of this repository.
+// types, which are not part of this repository. Whole resources are made from their schemas.
+import { Appointment } from '../src/modules/appointments/appointments.schemas.js';
+import { Contact } from '../src/modules/contacts/contacts.schemas.js';
+import { sampleOf, SAMPLE_ID, SAMPLE_TIME } from './samples.js';
 
 /** Contact write bodies, the same in v1 and v2. */
 export const CONTACT_CASES = `
@@ -44,32 +47,10 @@ export const bare: ContactBatchItem = { external_id: 'crm-3' };
 // @ts-expect-error an item names its contact by external_id
 export const anonymous: ContactBatchItem = { name: 'Ana', email: 'ana@example.com' };
 
-const at = '2026-11-22T06:05:43.123Z';
-const id = '0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41';
-const contact = {
-  id,
-  external_id: 'crm-1',
-  name: 'Ana',
-  company_name: null,
-  email: 'ana@example.com',
-  phone: null,
-  whatsapp: null,
-  origin: null,
-  status: 'talking',
-  created_at: at,
-  updated_at: at,
-} as const;
-const appointment = {
-  id,
-  contact_id: null,
-  starts_at: at,
-  ends_at: at,
-  timezone: 'UTC',
-  status: 'scheduled',
-  source: null,
-  created_at: at,
-  updated_at: at,
-} as const;
+const id = '${SAMPLE_ID}';
+const at = '${SAMPLE_TIME}';
+const contact = ${JSON.stringify(sampleOf(Contact, { external_id: 'crm-1', status: 'talking' }))} as const;
+const appointment = ${JSON.stringify(sampleOf(Appointment))} as const;
 const common = { id: 'evt_q2Xc0Lw9RkT1mHb7YpZs4A', resource_id: id, occurred_at: at, request_id: null } as const;
 
 export const events: Event[] = [

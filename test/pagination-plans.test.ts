@@ -36,7 +36,7 @@ describe('index use', () => {
   async function statementsOf(w: TestWorkspace, path: string): Promise<{ sql: string; params: readonly unknown[] }[]> {
     const db = server.db;
     const seen: { sql: string; params: readonly unknown[] }[] = [];
-    const methods = ['query', 'queryArrays'] as const;
+    const methods = ['query'] as const;
     const own = methods.map((m) => Object.getOwnPropertyDescriptor(db, m)!);
     for (const [i, m] of methods.entries()) {
       const original = own[i]!.value as (sql: string, params?: readonly unknown[], name?: string) => unknown;

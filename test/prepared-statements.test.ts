@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { RESOURCE_TYPES } from '../src/modules/events/events.schemas.js';
+import { RESOURCE_TYPES } from '../src/modules/resources.js';
 import { DEFAULT_CONTACT_STATUS } from '../src/modules/contacts/contacts.schemas.js';
 import { idem, openTestDatabase, type TestResponse, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';

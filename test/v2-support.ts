@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../src/shared/scopes.js';
+import { RESOURCE_TYPES, RESOURCES, type ResourceType } from '../src/modules/resources.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { eventPosition, sleep, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -27,52 +28,16 @@ export const CONTACT_STATUSES = [
   'lost',
 ];
 
-/** The property set of every v2 resource (the v2 route schemas; contact and appointment as spec 2.1, 2.4). */
-export const KEYS = {
-  workspace: ['created_at', 'id', 'name', 'status', 'timezone', 'updated_at'],
-  contact: [
-    'company_name',
-    'created_at',
-    'email',
-    'external_id',
-    'id',
-    'name',
-    'origin',
-    'phone',
-    'status',
-    'updated_at',
-    'whatsapp',
-  ],
-  pipeline_stage: ['created_at', 'id', 'name', 'position', 'updated_at'],
-  appointment: ['contact_id', 'created_at', 'ends_at', 'id', 'source', 'starts_at', 'status', 'timezone', 'updated_at'],
-  catalog_item: [
-    'active',
-    'created_at',
-    'currency',
-    'description',
-    'duration_minutes',
-    'id',
-    'kind',
-    'name',
-    'price_amount',
-    'updated_at',
-  ],
-  conversation: ['channel', 'contact_id', 'created_at', 'id', 'last_message_at', 'status', 'updated_at'],
-  message: ['contact_id', 'conversation_id', 'created_at', 'direction', 'id', 'kind', 'sent_at', 'text', 'updated_at'],
-  automation: [
-    'created_at',
-    'failure_count',
-    'id',
-    'last_run_at',
-    'name',
-    'run_count',
-    'status',
-    'success_count',
-    'trigger_kind',
-    'updated_at',
-  ],
+/**
+ * The property set of every v2 resource, sorted, as its declaration (src/modules/resources.ts) has
+ * it, and of an event (spec 2.8).
+ */
+export const KEYS: Record<ResourceType | 'event', readonly string[]> = {
+  ...(Object.fromEntries(
+    RESOURCE_TYPES.map((type) => [type, Object.keys(RESOURCES[type].item.properties).sort()]),
+  ) as Record<ResourceType, string[]>),
   event: ['data', 'id', 'occurred_at', 'request_id', 'resource_id', 'resource_type', 'type'],
-} as const;
+};
 export type ResourceName = keyof typeof KEYS;
 
 export let server: TestServer;

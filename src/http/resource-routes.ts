@@ -3,11 +3,9 @@
 // one-line handler (listPage, getOne). The handler is typed by the TypeBox provider from the
 // schema the options carry: the query and path it reads are the ones that schema validated.
 //
-// Both answer with JSON.stringify's text rather than the schema's serializer: their rows hold the
-// item schema's properties and nothing else, in its order (ListSpec.publicFields), all of them
-// strings, numbers, booleans or null, so the text is the same (test/read-serialization.test.ts),
-// and on rows of text the schema's serializer, which writes a page by adding up strings, cost the
-// list request more CPU than anything else the service adds to the query (docs/performance.md).
+// Both answer through the operation's response schema, the one serializer of a resource's answers:
+// a row read by the list's select list holds the item's properties, and the serializer writes the
+// schema's properties and nothing else whatever a row holds.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
@@ -58,11 +56,6 @@ export function listOperation<Q extends TObject, P extends TObject = typeof NoPa
 /** What every list query carries besides its filters. */
 export type PageQuery = { limit?: number; cursor?: string } & Record<string, unknown>;
 
-/** Answers 200 with `body` as JSON, written as bytes (Fastify would measure a string in a pass of its own). */
-function sendJson(reply: FastifyReply, body: unknown): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify(body)));
-}
-
 /** Answers one page of a list: the filters of `query`, plus equality conditions from the path (`fixed`). */
 export async function listPage(
   services: Services,
@@ -82,7 +75,7 @@ export async function listPage(
       listRows<Record<string, string>>(services.db, spec, workspaceId, filters, after, take, fixed),
     sortKey,
   );
-  return sendJson(reply, page);
+  return reply.send(page);
 }
 
 /** Options of a get-by-id operation; `noun` ("catalog item") names the resource in its 404. */
@@ -113,5 +106,5 @@ export async function getOne(
 ) {
   const row = await findRow(services.db, spec, workspaceId, id);
   if (!row) throw notFound(noun);
-  return sendJson(reply, { data: row });
+  return reply.send({ data: row });
 }

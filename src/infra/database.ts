@@ -10,11 +10,6 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
-export interface ArrayRows {
-  columns: string[];
-  rows: unknown[][];
-}
-
 export interface Queryable {
   /**
    * Runs one statement. `name` makes PostgreSQL keep the parsed plan per connection (a prepared
@@ -22,12 +17,6 @@ export interface Queryable {
    * does not change with a table's size (a kept plan is replaced only after the table is analyzed).
    */
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<QueryResult<R>>;
-  /**
-   * Like `query`, with each row as an array in the select list's order, and the columns' names:
-   * for the hot reads that build their rows with a function made for their columns (see
-   * infra/keyset-list.ts) instead of the driver's generic loop.
-   */
-  queryArrays(sql: string, params?: readonly unknown[], name?: string): Promise<ArrayRows>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }
@@ -151,21 +140,6 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(name ? { name } : {}) });
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   };
-  const runArrays = async (
-    client: pg.Pool | pg.PoolClient,
-    sql: string,
-    params?: readonly unknown[],
-    name?: string,
-  ) => {
-    const res = await client.query<unknown[]>({
-      text: sql,
-      values: params as unknown[] | undefined,
-      rowMode: 'array',
-      ...(name ? { name } : {}),
-    });
-    return { columns: res.fields.map((f) => f.name), rows: res.rows };
-  };
-
   // Sends the statements at once (the pool's clients pipeline: each query is written without
   // waiting for the answer to the one before) and waits for every answer, so that none is left
   // unread; the first failure, in statement order, is the one thrown.
@@ -205,7 +179,6 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         : (await client.query('BEGIN'), { rows: [], rowCount: 0 });
       const tx: Transaction = {
         query: (sql, params, name) => run(client, sql, params, name),
-        queryArrays: (sql, params, name) => runArrays(client, sql, params, name),
         exec: async (script) => void (await client.query(script)),
         queryAll: (statements) => runAll(client, statements),
         async commitWith<L>(last: Statement, ahead: readonly Statement[] = []) {
@@ -270,7 +243,6 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
   return {
     kind: 'postgres',
     query: (sql, params, name) => run(pool, sql, params, name),
-    queryArrays: (sql, params, name) => runArrays(pool, sql, params, name),
     exec: async (script) => void (await pool.query(script)),
     transaction: (work) => transaction(null, work),
     transactionFrom: (opening, work) => transaction(opening, work),
@@ -324,15 +296,10 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     const res = await target.query<R>(sql, params as unknown[] | undefined);
     return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
   };
-  const runArrays = async (target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) => {
-    const res = await target.query<unknown[]>(sql, params as unknown[] | undefined, { rowMode: 'array' });
-    return { columns: res.fields.map((f) => f.name), rows: res.rows };
-  };
   // One session, nothing to save by sending statements together: they run one after the other,
   // and PGlite commits when the work returns (or rolls back when it throws).
   const embeddedTransaction = (tx: PGliteTransaction): Transaction => ({
     query: (sql, params) => run(tx, sql, params),
-    queryArrays: (sql, params) => runArrays(tx, sql, params),
     exec: async (script) => void (await tx.exec(script)),
     async queryAll(statements) {
       const results: QueryResult<Record<string, unknown>>[] = [];
@@ -347,7 +314,6 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
   return {
     kind: 'embedded',
     query: (sql, params) => track(() => run(db, sql, params)),
-    queryArrays: (sql, params) => track(() => runArrays(db, sql, params)),
     exec: (script) => track(async () => void (await db.exec(script))),
     transaction: (work) => track(() => db.transaction((tx) => work(embeddedTransaction(tx)))),
     transactionFrom: (opening, work) =>

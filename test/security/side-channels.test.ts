@@ -19,8 +19,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { after, describe, test } from 'node:test';
-import { READ_SCOPE } from '../../src/modules/events/events.repository.js';
-import { RESOURCE_TYPES, type ResourceType } from '../../src/modules/events/events.schemas.js';
+import { RESOURCE_TYPES, RESOURCES, type ResourceType } from '../../src/modules/resources.js';
 import { SCOPES, type Scope } from '../../src/shared/scopes.js';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
 import { contactBody, idem, startTestServer, STORE, type TestWorkspace, logLines } from '../harness.js';
@@ -125,7 +124,7 @@ async function touch(t: ResourceType): Promise<void> {
 }
 
 const readableBy = (scopes: readonly Scope[]) =>
-  new Set<ResourceType>(RESOURCE_TYPES.filter((t) => scopes.includes(READ_SCOPE[t])));
+  new Set<ResourceType>(RESOURCE_TYPES.filter((t) => scopes.includes(RESOURCES[t].readScope)));
 
 // ------------------------------------------------------------------------------------------ feed per scope
 
@@ -180,7 +179,7 @@ describe('the events feed obeys every resource scope', () => {
           assert.equal(r.status, 403, `${parameter}=${value}: ${r.text}`);
           assert.equal(r.json.error.code, 'insufficient_scope');
           const named = value.split(',').map((v) => v.split('.')[0] as ResourceType);
-          const missing = named.filter((n) => !readable.has(n)).map((n) => READ_SCOPE[n]);
+          const missing = named.filter((n) => !readable.has(n)).map((n) => RESOURCES[n].readScope);
           assert.ok(missing.includes(r.json.error.details.required_scope), r.text);
           assert.equal(r.json.error.details.parameter, parameter);
         }

@@ -2,12 +2,27 @@
 
 They follow the published interface descriptions (docs/openapi/v1.json and v2.json): responses are
 plain JSON objects, so a ``Contact`` is the ``dict`` the server sent, typed for the checker. Every
-property of a response object is always present; nullable ones are ``Optional``.
+property of a response object is always present; nullable ones are ``Optional``. The resources
+themselves are generated from the service's schemas (``resources.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Literal, Optional, TypedDict
+
+from .resources import (
+    Appointment,
+    AppointmentStatus,
+    Automation,
+    CatalogItem,
+    Contact,
+    ContactStatus,
+    Conversation,
+    Message,
+    PipelineStage,
+    ResourceType,
+    Workspace,
+)
 
 __all__ = [
     "ContactStatus",
@@ -34,48 +49,8 @@ __all__ = [
 
 JSONObject = Dict[str, Any]
 
-ContactStatus = Literal[
-    "cold_list",
-    "prospecting_started",
-    "talking",
-    "qualified_conversation",
-    "nurturing",
-    "scheduled",
-    "meeting",
-    "post_meeting",
-    "customer_confirmed",
-    "lost",
-]
-
-AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]
-
-ResourceType = Literal[
-    "workspace",
-    "contact",
-    "pipeline_stage",
-    "appointment",
-    "catalog_item",
-    "conversation",
-    "message",
-    "automation",
-]
-
 #: ``<resource_type>.created|updated|deleted``; a plain string, since the combinations are many.
 EventType = str
-
-
-class Contact(TypedDict):
-    id: str
-    external_id: Optional[str]
-    name: Optional[str]
-    company_name: Optional[str]
-    email: Optional[str]
-    phone: Optional[str]
-    whatsapp: Optional[str]
-    origin: Optional[str]
-    status: ContactStatus
-    created_at: str
-    updated_at: str
 
 
 class ContactCreate(TypedDict, total=False):
@@ -123,83 +98,6 @@ class BatchUpsertItem(_BatchUpsertItemRequired, total=False):
 class BatchUpsertItemResult(TypedDict):
     result: Literal["created", "updated", "unchanged"]
     contact: Contact
-
-
-class Appointment(TypedDict):
-    id: str
-    contact_id: Optional[str]
-    starts_at: Optional[str]
-    ends_at: Optional[str]
-    timezone: str
-    status: AppointmentStatus
-    source: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class Workspace(TypedDict):
-    id: str
-    name: str
-    status: Literal["active", "suspended"]
-    timezone: str
-    created_at: str
-    updated_at: str
-
-
-class PipelineStage(TypedDict):
-    id: ContactStatus
-    name: str
-    position: int
-    created_at: str
-    updated_at: str
-
-
-class CatalogItem(TypedDict):
-    id: str
-    kind: Literal["product", "service"]
-    name: str
-    description: Optional[str]
-    price_amount: Optional[int]
-    currency: Optional[str]
-    duration_minutes: Optional[int]
-    active: bool
-    created_at: str
-    updated_at: str
-
-
-class Conversation(TypedDict):
-    id: str
-    contact_id: str
-    channel: Literal["whatsapp", "email", "instagram", "sms", "webchat"]
-    status: Literal["open", "closed"]
-    last_message_at: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class Message(TypedDict):
-    id: str
-    conversation_id: str
-    contact_id: str
-    direction: Literal["inbound", "outbound"]
-    kind: Literal["text", "image", "audio", "video", "document", "template"]
-    text: Optional[str]
-    sent_at: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class Automation(TypedDict):
-    id: str
-    name: str
-    status: Literal["active", "paused", "draft"]
-    trigger_kind: str
-    last_run_at: Optional[str]
-    run_count: int
-    success_count: int
-    failure_count: int
-    created_at: str
-    updated_at: str
 
 
 class Event(TypedDict):

@@ -5,8 +5,9 @@ import { getOne, getOperation, listOperation, listPage } from '../../http/resour
 import type { RouteOptions } from '../../services.js';
 import { appointmentsSpec as spec } from './appointments.repository.js';
 import { Appointment, AppointmentListQuery } from './appointments.schemas.js';
+import { RESOURCES } from '../resources.js';
 
-const described = { scope: 'appointments:read', tags: ['Appointments'], item: Appointment, spec } as const;
+const described = { scope: RESOURCES.appointment.readScope, tags: ['Appointments'], item: Appointment, spec } as const;
 
 export const appointmentsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(

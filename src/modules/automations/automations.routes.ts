@@ -6,8 +6,9 @@ import { getOne, getOperation, listOperation, listPage } from '../../http/resour
 import type { RouteOptions } from '../../services.js';
 import { automationsSpec as spec } from './automations.repository.js';
 import { Automation, AutomationListQuery } from './automations.schemas.js';
+import { RESOURCES } from '../resources.js';
 
-const described = { scope: 'automations:read', tags: ['Automations'], item: Automation, spec } as const;
+const described = { scope: RESOURCES.automation.readScope, tags: ['Automations'], item: Automation, spec } as const;
 
 export const automationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(

@@ -6,9 +6,7 @@ import { CatalogItem } from './catalog.schemas.js';
 export const catalogItemsSpec: ListSpec = {
   resource: 'catalog_items',
   table: 'catalog_items',
-  columns: `id, kind, name, description, price_amount::float8 AS price_amount, currency, duration_minutes, active,
-    api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
-  publicFields: Object.keys(CatalogItem.properties),
+  item: CatalogItem,
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('kind'), equals('active')],

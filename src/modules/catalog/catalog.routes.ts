@@ -5,8 +5,9 @@ import { principalOf } from '../../http/principal.js';
 import type { RouteOptions } from '../../services.js';
 import { catalogItemsSpec as spec } from './catalog.repository.js';
 import { CatalogItem, CatalogListQuery } from './catalog.schemas.js';
+import { RESOURCES } from '../resources.js';
 
-const described = { scope: 'catalog:read', tags: ['Catalog'], item: CatalogItem, spec } as const;
+const described = { scope: RESOURCES.catalog_item.readScope, tags: ['Catalog'], item: CatalogItem, spec } as const;
 
 export const catalogRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(

@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -23,9 +23,10 @@ import {
   DEFAULT_CONTACT_STATUS,
   ExternalIdParams,
 } from './contacts.schemas.js';
+import { RESOURCES } from '../resources.js';
 
 const tags = ['Contacts'];
-const described = { scope: 'contacts:read', tags, item: Contact, spec: contactsSpec } as const;
+const described = { scope: RESOURCES.contact.readScope, tags, item: Contact, spec: contactsSpec } as const;
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   // Location of a created contact, under the version it was created through (/v1 or /v2).
@@ -63,11 +64,15 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (_tx, workspaceId) =>
-          contactsRepository.insert(workspaceId, {
-            ...request.body,
-            status: request.body.status ?? DEFAULT_CONTACT_STATUS,
-          }),
+        async (tx, workspaceId) => ({
+          statusCode: 201,
+          body: {
+            data: await contactsRepository.insert(tx, workspaceId, {
+              ...request.body,
+              status: request.body.status ?? DEFAULT_CONTACT_STATUS,
+            }),
+          },
+        }),
         locationOf,
       ),
   );
@@ -95,9 +100,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (_tx, workspaceId) =>
-        contactsRepository.update(workspaceId, request.params.id, request.body),
-      ),
+      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
+        const contact = await contactsRepository.update(tx, workspaceId, request.params.id, request.body);
+        if (!contact) throw notFound('contact');
+        return { statusCode: 200, body: { data: contact } };
+      }),
   );
 
   app.put(
@@ -121,8 +128,15 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (_tx, workspaceId) =>
-          contactsRepository.upsertByExternalId(workspaceId, request.params.external_id, request.body),
+        async (tx, workspaceId) => {
+          const { contact, created } = await contactsRepository.upsertByExternalId(
+            tx,
+            workspaceId,
+            request.params.external_id,
+            request.body,
+          );
+          return { statusCode: created ? 201 : 200, body: { data: contact } };
+        },
         locationOf,
       ),
   );

@@ -6,9 +6,7 @@ import { Conversation, Message } from './conversations.schemas.js';
 export const conversationsSpec: ListSpec = {
   resource: 'conversations',
   table: 'conversations',
-  columns: `id, contact_id, channel, status, api_time(last_message_at) AS last_message_at,
-    api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
-  publicFields: Object.keys(Conversation.properties),
+  item: Conversation,
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('contact_id'), equals('channel'), equals('status')],
@@ -17,9 +15,7 @@ export const conversationsSpec: ListSpec = {
 export const messagesSpec: ListSpec = {
   resource: 'messages',
   table: 'messages',
-  columns: `id, conversation_id, contact_id, direction, kind, text, api_time(sent_at) AS sent_at,
-    api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`,
-  publicFields: Object.keys(Message.properties),
+  item: Message,
   sortColumn: 'created_at',
   idType: 'uuid',
   filters: [{ param: 'created_after', where: (p) => `created_at > ${p}::timestamptz` }, equals('conversation_id')],

@@ -12,6 +12,7 @@ import {
   MessageListQuery,
   MessagesParams,
 } from './conversations.schemas.js';
+import { RESOURCES } from '../resources.js';
 
 const tags = ['Conversations'];
 
@@ -19,7 +20,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
   app.get(
     '/conversations',
     listOperation({
-      scope: 'conversations:read',
+      scope: RESOURCES.conversation.readScope,
       operationId: 'listConversations',
       summary: 'List conversations',
       tags,
@@ -34,7 +35,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
   app.get(
     '/conversations/:contact_id/messages',
     listOperation({
-      scope: 'messages:read',
+      scope: RESOURCES.message.readScope,
       operationId: 'listMessages',
       summary: "List a contact's messages",
       description:

@@ -2,28 +2,8 @@
 // workspace's sync clock, which it holds until commit, so every event a reader has not seen yet
 // sorts after the ones it has (db/migrations/0009).
 import type { Queryable } from '../../infra/database.js';
-import type { Scope } from '../../shared/scopes.js';
 import { MAX_SEQ, type EventPosition } from './event-ids.js';
-import { RESOURCE_TYPES, type ResourceType } from './events.schemas.js';
-
-/**
- * The scope that reads each resource type on its own routes (spec 4.3): the feed shows a key the
- * events of exactly the types it may read there, and nothing of the others.
- */
-export const READ_SCOPE: Record<ResourceType, Scope> = {
-  workspace: 'workspace:read',
-  contact: 'contacts:read',
-  pipeline_stage: 'contacts:read',
-  appointment: 'appointments:read',
-  catalog_item: 'catalog:read',
-  conversation: 'conversations:read',
-  message: 'messages:read',
-  automation: 'automations:read',
-};
-
-/** The resource types whose events a key with `scopes` may see, in RESOURCE_TYPES order. */
-export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[] =>
-  RESOURCE_TYPES.filter((t) => scopes.has(READ_SCOPE[t]));
+import type { ResourceType } from '../resources.js';
 
 export interface EventRow {
   position: EventPosition;

@@ -13,14 +13,9 @@ import { EVENTS_RETENTION } from '../../shared/documented-durations.js';
 import type { RouteOptions } from '../../services.js';
 import type { Scope } from '../../shared/scopes.js';
 import type { EventIdCodec, EventPosition } from './event-ids.js';
-import {
-  eventsRepository,
-  READ_SCOPE,
-  readableResourceTypes,
-  type EventFilters,
-  type EventRow,
-} from './events.repository.js';
-import { Event, EventsQuery, FeedHead, RESOURCE_TYPES, type ResourceType } from './events.schemas.js';
+import { eventsRepository, type EventFilters, type EventRow } from './events.repository.js';
+import { Event, EventsQuery, FeedHead } from './events.schemas.js';
+import { RESOURCE_TYPES, RESOURCES, readableResourceTypes, type ResourceType } from '../resources.js';
 
 /** A comma-separated filter as a sorted list without repeats; undefined stays undefined. */
 const valueSet = (list: string | undefined): string[] | undefined =>
@@ -34,7 +29,7 @@ function refuseUnreadable(
 ): void {
   const hidden = resourceTypes?.find((t) => !(readable as readonly string[]).includes(t)) as ResourceType | undefined;
   if (hidden === undefined) return;
-  const scope: Scope = READ_SCOPE[hidden];
+  const scope: Scope = RESOURCES[hidden].readScope;
   throw insufficientScope(scope, `Events about ${hidden} need the scope ${scope} besides events:read.`, { parameter });
 }
 

@@ -1,27 +1,9 @@
 // The events feed as the API shows it: the event, the feed's query and its head. An event's data
 // is the resource as its own GET returns it, or the resource's tombstone after a deletion.
 import { Type, type Static, type TSchema } from 'typebox';
-import { Cursor, DateTime, Limit, NullableString, StringEnum, Uuid } from '../../shared/schemas.js';
-import { Appointment } from '../appointments/appointments.schemas.js';
-import { Automation } from '../automations/automations.schemas.js';
-import { CatalogItem } from '../catalog/catalog.schemas.js';
-import { Contact } from '../contacts/contacts.schemas.js';
-import { Conversation, Message } from '../conversations/conversations.schemas.js';
-import { PipelineStage } from '../pipeline/pipeline.schemas.js';
-import { Workspace } from '../workspaces/workspaces.schemas.js';
+import { Cursor, DateTime, Limit, NullableString, StringEnum } from '../../shared/schemas.js';
+import { RESOURCE_TYPES, RESOURCES, type ResourceType } from '../resources.js';
 import { EVENT_ID_PATTERN } from './event-ids.js';
-
-export const RESOURCE_TYPES = [
-  'workspace',
-  'contact',
-  'pipeline_stage',
-  'appointment',
-  'catalog_item',
-  'conversation',
-  'message',
-  'automation',
-] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 const RESOURCE_TYPE = `(${RESOURCE_TYPES.join('|')})`;
 const RESOURCE_TYPE_LIST = `^${RESOURCE_TYPE}(,${RESOURCE_TYPE})*$`;
@@ -40,45 +22,6 @@ const eventId = Type.String({
 const requestId = NullableString(64, {
   description: 'X-Request-Id of the API request that caused the change; null for changes made in the product.',
 });
-
-/** What a deleted resource's events carry as data: its id. */
-export const Tombstone = Type.Object(
-  { id: Type.String({ maxLength: 128, description: 'Id of the deleted resource.' }) },
-  { additionalProperties: false, title: 'Tombstone' },
-);
-
-/** A deleted contact's tombstone keeps its external_id, so a mirror keyed by external id can apply it. */
-export const ContactTombstone = Type.Object(
-  {
-    id: { ...Uuid, description: 'Id of the deleted contact.' },
-    external_id: NullableString(128, { description: 'The external_id the contact had; null when it had none.' }),
-  },
-  { additionalProperties: false, title: 'ContactTombstone' },
-);
-
-interface Kind {
-  schema: TSchema;
-  name: string;
-}
-const tombstone: Kind = { schema: Tombstone, name: 'Tombstone' };
-
-/**
- * Per resource type, the resource its events carry (as GET returns it) and its tombstone. A
- * workspace has none: it has no deletion event (deleting a workspace deletes its feed).
- */
-const RESOURCES: Record<ResourceType, { resource: Kind; tombstone: Kind | null }> = {
-  workspace: { resource: { schema: Workspace, name: 'Workspace' }, tombstone: null },
-  contact: {
-    resource: { schema: Contact, name: 'Contact' },
-    tombstone: { schema: ContactTombstone, name: 'ContactTombstone' },
-  },
-  pipeline_stage: { resource: { schema: PipelineStage, name: 'PipelineStage' }, tombstone },
-  appointment: { resource: { schema: Appointment, name: 'Appointment' }, tombstone },
-  catalog_item: { resource: { schema: CatalogItem, name: 'CatalogItem' }, tombstone },
-  conversation: { resource: { schema: Conversation, name: 'Conversation' }, tombstone },
-  message: { resource: { schema: Message, name: 'Message' }, tombstone },
-  automation: { resource: { schema: Automation, name: 'Automation' }, tombstone },
-};
 
 /** One kind of event: its types, its resource type and its data, with the fields every event has. */
 function eventOf(
@@ -113,16 +56,16 @@ function eventOf(
  */
 export const Event = Type.Union(
   RESOURCE_TYPES.flatMap((resourceType) => {
-    const { resource, tombstone } = RESOURCES[resourceType];
+    const { item, name, tombstone } = RESOURCES[resourceType];
     const noun = resourceType.replace('_', ' ');
     if (tombstone === null) {
       return [
         eventOf(
           resourceType,
           ['created', 'updated'],
-          resource.schema,
-          `${resource.name}Event`,
-          `The ${noun} created or updated: data is the ${resource.name} after the change.`,
+          item,
+          `${name}Event`,
+          `The ${noun} created or updated: data is the ${name} after the change.`,
         ),
       ];
     }
@@ -130,15 +73,15 @@ export const Event = Type.Union(
       eventOf(
         resourceType,
         ['created', 'updated'],
-        Type.Union([resource.schema, tombstone.schema]),
-        `${resource.name}Event`,
-        `A ${noun} created or updated: data is the ${resource.name} after the change, or its ${tombstone.name} once the ${noun} was deleted.`,
+        Type.Union([item, tombstone.schema]),
+        `${name}Event`,
+        `A ${noun} created or updated: data is the ${name} after the change, or its ${tombstone.name} once the ${noun} was deleted.`,
       ),
       eventOf(
         resourceType,
         ['deleted'],
         tombstone.schema,
-        `${resource.name}DeletedEvent`,
+        `${name}DeletedEvent`,
         `A ${noun} deleted: data is its ${tombstone.name}.`,
       ),
     ];

@@ -5,8 +5,7 @@ import { PipelineStage } from './pipeline.schemas.js';
 export const pipelineStagesSpec: ListSpec = {
   resource: 'pipeline_stages',
   table: 'pipeline_stages',
-  columns: 'id, name, position, api_time(created_at) AS created_at, api_time(updated_at) AS updated_at',
-  publicFields: Object.keys(PipelineStage.properties),
+  item: PipelineStage,
   sortColumn: 'updated_at',
   idType: 'text',
   filters: [updatedAfter],

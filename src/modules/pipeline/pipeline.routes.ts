@@ -5,12 +5,13 @@ import { listOperation, listPage } from '../../http/resource-routes.js';
 import type { RouteOptions } from '../../services.js';
 import { pipelineStagesSpec as spec } from './pipeline.repository.js';
 import { PipelineStage, PipelineStageListQuery } from './pipeline.schemas.js';
+import { RESOURCES } from '../resources.js';
 
 export const pipelineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(
     '/pipeline/stages',
     listOperation({
-      scope: 'contacts:read',
+      scope: RESOURCES.pipeline_stage.readScope,
       operationId: 'listPipelineStages',
       summary: 'List pipeline stages',
       description: 'Ordered by (updated_at, id) like every list; sort by position to show them in pipeline order.',

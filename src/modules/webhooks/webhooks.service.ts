@@ -5,8 +5,8 @@ import type { WebhookTargetPolicy } from '../../config.js';
 import { retryingConflicts, type Database } from '../../infra/database.js';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes.js';
 import { EventIdCodec } from '../events/event-ids.js';
-import { eventsRepository, READ_SCOPE, readableResourceTypes } from '../events/events.repository.js';
-import { RESOURCE_TYPES, type ResourceType } from '../events/events.schemas.js';
+import { eventsRepository } from '../events/events.repository.js';
+import { RESOURCE_TYPES, RESOURCES, readableResourceTypes, type ResourceType } from '../resources.js';
 import { OwnerError } from '../owner/owner-error.js';
 import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkTargetUrl, sendOnce, TargetRefused, type AttemptOutcome } from './http-target.js';
@@ -83,7 +83,7 @@ function validEventTypes(given: readonly string[] | undefined, readable: readonl
     }
     if (!readable.includes(resource as ResourceType)) {
       throw new OwnerError(
-        `The scopes do not read ${resource} events: "${type}" needs the scope ${READ_SCOPE[resource as ResourceType]}.`,
+        `The scopes do not read ${resource} events: "${type}" needs the scope ${RESOURCES[resource as ResourceType].readScope}.`,
       );
     }
   }
@@ -108,7 +108,7 @@ export const webhookCommands = {
     const readable = readableResourceTypes(new Set(scopes));
     if (readable.length === 0) {
       throw new OwnerError(
-        `These scopes read no events; give at least one read scope (${[...new Set(Object.values(READ_SCOPE))].join(', ')}).`,
+        `These scopes read no events; give at least one read scope (${[...new Set(RESOURCE_TYPES.map((t) => RESOURCES[t].readScope))].join(', ')}).`,
       );
     }
     const eventTypes = validEventTypes(input.events, readable);

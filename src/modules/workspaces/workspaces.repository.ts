@@ -1,18 +1,14 @@
-// Workspaces as the owner manages them. Explicit column lists: a new internal column never leaks.
+// Workspaces as the owner manages them. The select list is the workspace's schema: a new internal
+// column never leaks.
+import type { Static } from 'typebox';
 import type { Queryable } from '../../infra/database.js';
+import { selectList } from '../../infra/representation.js';
+import { Workspace } from './workspaces.schemas.js';
 
-export type WorkspaceStatus = 'active' | 'suspended';
+export type WorkspaceRow = Static<typeof Workspace>;
+export type WorkspaceStatus = WorkspaceRow['status'];
 
-export interface WorkspaceRow {
-  id: string;
-  name: string;
-  status: WorkspaceStatus;
-  timezone: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const COLUMNS = `id, name, status, timezone, api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
+const COLUMNS = selectList(Workspace, 'workspaces');
 
 export const workspacesRepository = {
   async create(db: Queryable, input: { name: string; timezone: string }): Promise<WorkspaceRow> {

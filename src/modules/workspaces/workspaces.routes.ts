@@ -7,12 +7,13 @@ import { notFound } from '../../shared/errors.js';
 import { NoQuery, Single } from '../../shared/schemas.js';
 import { workspacesRepository } from './workspaces.repository.js';
 import { Workspace } from './workspaces.schemas.js';
+import { RESOURCES } from '../resources.js';
 
 export const workspaceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(
     '/workspace',
     {
-      config: { scope: 'workspace:read' },
+      config: { scope: RESOURCES.workspace.readScope },
       schema: {
         operationId: 'getWorkspace',
         summary: 'Get the workspace of this API key',
