@@ -8,7 +8,6 @@
 // strings, numbers, booleans or null, so the text is the same (test/read-serialization.test.ts),
 // and on rows of text the schema's serializer, which writes a page by adding up strings, cost the
 // list request more CPU than anything else the service adds to the query (docs/performance.md).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
 import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
@@ -18,9 +17,6 @@ import { paginate } from '../shared/pagination.js';
 import { LIMIT_DEFAULT, NoQuery, Page, Single, Uuid } from '../shared/schemas.js';
 import type { Scope } from '../shared/scopes.js';
 import { readResponses } from './responses.js';
-
-/** The app a resource module's routes are declared on: typed by the TypeBox provider. */
-export type TypedApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
 interface Described {
   operationId: string;

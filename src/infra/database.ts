@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 
-export interface QueryResult<R> {
+interface QueryResult<R> {
   rows: R[];
   rowCount: number;
 }
@@ -57,7 +57,7 @@ export interface Transaction extends Queryable {
   commitWith<R = Record<string, unknown>>(last: Statement, ahead?: readonly Statement[]): Promise<QueryResult<R>>;
 }
 
-export type StoreKind = 'postgres' | 'embedded';
+type StoreKind = 'postgres' | 'embedded';
 
 export interface Database extends Queryable {
   readonly kind: StoreKind;

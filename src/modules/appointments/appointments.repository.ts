@@ -2,7 +2,7 @@
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import { Appointment } from './appointments.schemas.js';
 
-export const APPOINTMENT_COLUMNS = `id, contact_id, api_time(starts_at) AS starts_at, api_time(ends_at) AS ends_at,
+const APPOINTMENT_COLUMNS = `id, contact_id, api_time(starts_at) AS starts_at, api_time(ends_at) AS ends_at,
   timezone, status, source, api_time(created_at) AS created_at, api_time(updated_at) AS updated_at`;
 
 export const appointmentsSpec: ListSpec = {

@@ -11,7 +11,6 @@ import { createCipheriv, createDecipheriv, hkdfSync, type Cipher, type Decipher 
 /** (stamp in milliseconds, sequence) as decimal strings: where an event stands in its feed. */
 export type EventPosition = readonly [string, string];
 
-export const MAX_STAMP = 2n ** 48n - 1n;
 export const MAX_SEQ = 2n ** 48n - 1n;
 
 /** The documented shape of an event id: "evt_" and 22 base64url characters. */

@@ -1,6 +1,6 @@
 // The events feed as the API shows it: the event, the feed's query and its head. An event's data
 // is the resource as its own GET returns it, or the resource's tombstone after a deletion.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { Cursor, DateTime, Limit, NullableString, StringEnum, Uuid } from '../../shared/schemas.js';
 import { Appointment } from '../appointments/appointments.schemas.js';
 import { Automation } from '../automations/automations.schemas.js';
@@ -42,7 +42,7 @@ const requestId = NullableString(64, {
 });
 
 /** What a deleted resource's events carry as data: its id. */
-export const Tombstone = Type.Object(
+const Tombstone = Type.Object(
   { id: Type.String({ maxLength: 128, description: 'Id of the deleted resource.' }) },
   { additionalProperties: false, title: 'Tombstone' },
 );
@@ -149,7 +149,6 @@ export const Event = Type.Union(
       'A change: type is <resource_type>.created, .updated or .deleted. data is the resource after the change, exactly as GET returns it; for a deletion, and for every earlier event of a resource since deleted, its tombstone ({"id": ...}, and for a contact also its "external_id").',
   },
 );
-export type EventT = Static<typeof Event>;
 
 export const EventsQuery = Type.Object(
   {

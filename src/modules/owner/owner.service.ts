@@ -349,7 +349,7 @@ async function deleteResource(
   return rows[0];
 }
 
-export type OwnerCommands = typeof ownerCommands;
+type OwnerCommands = typeof ownerCommands;
 export type OwnerCommandName = keyof OwnerCommands;
 export type OwnerInput<N extends OwnerCommandName> = Parameters<OwnerCommands[N]>[1];
 export type OwnerOutput<N extends OwnerCommandName> = Awaited<ReturnType<OwnerCommands[N]>>;

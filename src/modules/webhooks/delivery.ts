@@ -33,7 +33,7 @@ import {
 } from './webhooks.repository.js';
 
 /** The channel the database wakes delivery processes on; the payload is a workspace id. */
-export const WAKE_CHANNEL = 'webhook_work';
+const WAKE_CHANNEL = 'webhook_work';
 /** Events turned into deliveries per endpoint and statement; a full batch is followed by another at once. */
 const ENQUEUE_BATCH = 1_000;
 /**
@@ -90,7 +90,7 @@ const FIRST_PAUSE_MS = 1_000;
 const MAX_PAUSE_MS = 60_000;
 const LAST_SEQ = MAX_SEQ.toString();
 
-export interface DeliveryLog {
+interface DeliveryLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
 }
@@ -115,7 +115,7 @@ const inFeedOrder = (ds: ClaimedDelivery[]): ClaimedDelivery[] =>
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `ms` moved by up to ±20%, so retries of many deliveries that failed together spread out. */
-export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
+const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 /** The event type at the head of a stored event text ({"type":"contact.created",…}). */
 const eventTypeOf = (feedJson: string): string | null => /^\{"type":"([a-z_]+\.[a-z]+)"/.exec(feedJson)?.[1] ?? null;
