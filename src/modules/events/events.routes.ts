@@ -80,14 +80,16 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   /** The position `after` names in this workspace's feed; 400 when none, 410 when expired. */
   const startOf = async (ids: EventIdCodec, workspaceId: string, after: string): Promise<EventPosition> => {
     const parsed = ids.decode(workspaceId, after);
-    if (!parsed) {
+    const position =
+      parsed?.kind === 'legacy'
+        ? await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq)
+        : (parsed?.position ?? null);
+    if (position === null) {
       throw new ApiError('invalid_query_parameter', {
         message: 'after must be the id of an event of this feed, or a position from GET /v2/events/head.',
         details: { parameter: 'after' },
       });
     }
-    if (parsed.kind === 'position') return parsed.position;
-    const position = await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq);
     if (position === 'expired') throw eventsExpired(services.config.eventsRetentionDays, 'after', 'expired');
     return position;
   };
