@@ -147,9 +147,8 @@ async function measureEverything(
   const loadGeneratorBefore = rssMiB(process.pid);
 
   // Each list is measured on a process that serves nothing else, the bare route too: a process
-  // that also served the other scenarios carries their compiled code and garbage, and measured
-  // 0.90 ms of CPU per page where the same build serving only the list (at LOG_LEVEL=info) spent
-  // 0.66 ms (run of 23 November 2026).
+  // that also served the other scenarios carries their compiled code and garbage, and spends about
+  // a third more CPU per page than the same build serving only the list.
   const service = (workers: number, logLevel: 'warn' | 'info', purpose: string) => {
     const name = `service, ${workers === 1 ? '1 worker' : `${workers} workers`}${logLevel === 'info' ? ', LOG_LEVEL=info' : ''}, ${purpose}`;
     log(`starting ${name}`);

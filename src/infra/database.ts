@@ -137,7 +137,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     application_name: 'workspace-public-api',
     // No just-in-time compilation: the service's statements are short, and PostgreSQL decides to
     // compile from estimated costs, which statistics taken at another size of a table can inflate
-    // (the webhook claim then spent 50–800 ms compiling, every run, to read a few hundred rows).
+    // (the webhook claim can spend 50–800 ms compiling, every run, to read a few hundred rows).
     options: '-c jit=off',
     // Queries of one client are written without waiting for the answer to the one before: a
     // transaction sends its BEGIN with its first statement, and its last statement with its

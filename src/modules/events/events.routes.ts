@@ -63,8 +63,8 @@ function toEvents(codec: EventIdCodec, workspaceId: string, rows: readonly Event
 /**
  * A page of the feed as JSON, written as the route's schema (Page of Event) writes it — the same
  * properties in the same order — with each event spliced in as the text the store keeps for it
- * (db/migrations/0012), its id put first. Building each event's JSON on every read was the feed's
- * largest cost. test/events-feed-json.test.ts holds pages to the schema's serializer byte for byte.
+ * (db/migrations/0012), its id put first: a read builds no event's JSON, which would be the largest
+ * cost of a page. test/events-feed-json.test.ts holds pages to the schema's serializer byte for byte.
  */
 function feedPageJson(page: PageOf<FeedEvent>): string {
   let events = '';
