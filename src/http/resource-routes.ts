@@ -8,7 +8,8 @@
 // item schema's properties and nothing else, in its order (ListSpec.publicFields), all of them
 // strings, numbers, booleans or null, so the text is the same (test/read-serialization.test.ts),
 // and on rows of text the schema's serializer, which writes a page by adding up strings, costs the
-// list request more CPU than anything else the service adds to the query (docs/performance.md).
+// list request more CPU than anything else the service adds to the query
+// (bench/results/2026-11-25-on-cpu.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';

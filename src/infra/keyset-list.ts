@@ -101,7 +101,7 @@ const rowBuilders = new Map<string, RowBuilder>();
  * them: an object literal with fixed keys, reading each field's column by position. The driver's
  * own loop stores each column under a computed name, at call sites every query of the process
  * shares; once the process has run a few shapes of rows, those stores go through V8's slow generic
- * path, for every column of every row of every page (measured in docs/performance.md). The names
+ * path, for every column of every row of every page (bench/results/2026-11-24-evening.md). The names
  * are the schema's own property names, never input; a field the select list lacks is a defect of
  * the list's declaration, refused at its first query.
  */
