@@ -1,8 +1,9 @@
-// Event ids issued before positions were encrypted (evt_<transaction id>_<sequence>, with the
-// head position evt_<horizon - 1>_<max>) still resume exactly where they did: db/migrations/0009
-// numbers the events it finds in their old order and keeps the old positions beside the new ones.
-// The test writes a feed on the schema before that migration, reads its ids the old way, migrates,
-// and follows the feed from each of them.
+// Event ids of the format before encrypted positions (evt_<transaction id>_<sequence>, with the
+// head position evt_<horizon - 1>_<max>) resume exactly where they stand in a workspace whose feed
+// had events when db/migrations/0009 ran: it numbers those events in their old order and keeps the
+// old positions beside the new ones. The test writes a feed on the schema before that migration,
+// reads its ids the old way, migrates, and follows the feed from each of them; a workspace created
+// after the migration refuses them like any id it did not issue.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
@@ -147,4 +148,24 @@ test('an old position before what retention had deleted before the migration is 
   const r = await server.request('GET', `/v2/events?limit=100&after=${ids[1]}`, { key });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.data.length, ids.length - 2);
+});
+
+test('a workspace created after the migration never issued an old id: one is refused as a malformed after=', async () => {
+  const fresh = (await ownerCommands.createWorkspace(server.owner, { name: 'after the migration', timezone: 'UTC' }))
+    .id;
+  const { key: freshKey } = await ownerCommands.createKey(server.owner, {
+    workspaceId: fresh,
+    name: 'new follower',
+    scopes: ['events:read', 'contacts:read'],
+    rateLimitPerMinute: 1_000_000,
+  });
+  const all = await server.request('GET', '/v2/events?limit=100', { key: freshKey });
+  assert.equal(all.status, 200, all.text);
+  assert.ok(all.json.data.length > 0);
+  for (const after of ['evt_0_0', legacy[0]!.id, oldHead]) {
+    const r = await server.request('GET', `/v2/events?after=${after}`, { key: freshKey });
+    assert.equal(r.status, 400, `${after}: ${r.text}`);
+    assert.equal(r.json.error.code, 'invalid_query_parameter', after);
+    assert.equal(r.json.error.details.parameter, 'after', after);
+  }
 });
