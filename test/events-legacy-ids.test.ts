@@ -1,8 +1,9 @@
 // Event ids of the format before encrypted positions (evt_<transaction id>_<sequence>, with the
 // head position evt_<horizon - 1>_<max>) resume exactly where they stand in a workspace whose feed
 // had events when db/migrations/0009 ran: it numbers those events in their old order and keeps the
-// old positions beside the new ones. The test writes a feed on the schema before that migration,
-// reads its ids the old way, migrates, and follows the feed from each of them; a workspace created
+// old positions beside the new ones. The test writes a feed on the schema of the release before that
+// migration (its files as released, triggers and all: test/released-schema.ts), reads its ids the
+// old way, runs the current migrate, and follows the feed from each of them; a workspace created
 // after the migration refuses them like any id it did not issue.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -10,8 +11,11 @@ import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '.
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { startTestServer, STORE, type TestServer } from './harness.js';
+import { migrateReleased } from './released-schema.js';
+import { newDatabase } from './servers.js';
 
 let db: Database;
+let dropDatabase: () => Promise<void> = async () => undefined;
 let server: TestServer;
 let workspaceId: string;
 let key: string;
@@ -27,17 +31,13 @@ const OLD_FEED = `SELECT 'evt_' || tx_id || '_' || seq AS id, type, resource_id 
 before(async () => {
   if (STORE === 'postgres') {
     // A database of its own: the migration under test must run over the older schema.
-    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
-    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
-    await admin.query('CREATE DATABASE workspace_api_legacy_ids');
-    await admin.close();
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = '/workspace_api_legacy_ids';
-    db = createPostgresDatabase(url.toString(), 4);
+    const own = await newDatabase(process.env.DATABASE_URL!, 'workspace_api_legacy_ids');
+    dropDatabase = () => own.drop();
+    db = createPostgresDatabase(own.url, 4);
   } else {
     db = await createEmbeddedDatabase(null);
   }
-  await migrate(db, { through: '0008_rate_limit_buckets.sql' });
+  await migrateReleased(db, { through: '0008_rate_limit_buckets.sql' });
   const owner = { db, defaultRateLimitPerMinute: 1_000_000 };
   workspaceId = (await ownerCommands.createWorkspace(owner, { name: 'legacy', timezone: 'UTC' })).id;
   const contacts: string[] = [];
@@ -100,11 +100,7 @@ before(async () => {
 after(async () => {
   await server?.close();
   await db?.close();
-  if (STORE === 'postgres') {
-    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
-    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
-    await admin.close();
-  }
+  await dropDatabase();
 });
 
 async function follow(after: string): Promise<{ id: string; type: string; resource_id: string }[]> {
