@@ -4,7 +4,7 @@
 //                   answered with the same envelope and the same signed next_cursor
 //   POST /contacts  the inserts of POST /v1/contacts in one transaction: the contact (its event
 //                   trigger fires as for the service) and the idempotency record, each a round
-//                   trip of its own, as the service sent them when the baseline was set
+//                   trip of its own: a fixed form of the service's write (see the route)
 // Started by run.ts as a process of its own, configured by environment variables.
 import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
@@ -71,10 +71,10 @@ app.post('/contacts', async (request, reply) => {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    // The work of POST /v1/contacts as the service did it when this baseline was set: the contact
-    // insert unnamed, the record by name, in four round trips. The service now sends fewer (its
-    // claim with BEGIN; its change, answer and record in one statement with the COMMIT); the
-    // baseline stays as it was set, so that runs of different days compare to the same thing.
+    // The work of POST /v1/contacts in a fixed form: the contact insert unnamed, the record by
+    // name, in four round trips. The service sends fewer (its claim with BEGIN; its change, answer
+    // and record in one statement with the COMMIT); the baseline keeps this form so that runs of
+    // different days compare to the same thing.
     const { rows } = await client.query<ContactT>(
       `INSERT INTO contacts (workspace_id, name, email, origin, status) VALUES ($1, $2, $3, $4, $5)
        RETURNING ${CONTACT_COLUMNS}`,

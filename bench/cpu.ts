@@ -80,7 +80,8 @@ export async function cpuProbe(db: Database, redisUrl: string): Promise<CpuProbe
       const busy = after.machine.busy - before.machine.busy;
       const coreTicks = (after.machine.total - before.machine.total) / availableParallelism();
       // To the microsecond: a run counts hundreds of clock ticks per process, and the ratios of the
-      // targets are taken of these figures (at 0.01 ms, 0.23 against 0.30 ms moved a ratio by 4%).
+      // targets are taken of these figures (rounded to 0.01 ms, 0.23 against 0.30 ms can move a
+      // ratio by 4%).
       const perRequest = (ticks: number) =>
         requests > 0 ? Math.round(((ticks * TICK_MS) / requests) * 1000) / 1000 : Number.NaN;
       return {

@@ -17,7 +17,7 @@ export interface EmbeddedMemory {
   list_rps: number;
 }
 
-export interface MemoryReading {
+interface MemoryReading {
   rss_mib: number | null;
   heap_used_mib: number;
   /** memory outside the JavaScript heap (PGlite's WebAssembly memory, Buffers) */

@@ -19,7 +19,7 @@ export const A_BATCH_ITEMS = 100;
 /** Unknown properties of each item of A's hostile batch. */
 export const A_HOSTILE_PROPERTIES = 900;
 /** Size of A's hostile batch: near the default BODY_LIMIT_BYTES (1 MiB), which would refuse it with 413. */
-export const A_HOSTILE_BYTES = 1_040_000;
+const A_HOSTILE_BYTES = 1_040_000;
 /** Pages of GET /v2/contacts?limit=100 that A follows by cursor before it starts from the first again. */
 export const A_DEEP_PAGES = 10;
 /** A's list starts here: every contact, read from the oldest change on. */
@@ -123,7 +123,7 @@ export function requestBytes(r: Request): number {
 }
 
 /** `connections` loops, each sending its next request as soon as the previous one is answered, until `stop()`. */
-export async function closedLoop(
+async function closedLoop(
   connections: number,
   stop: () => boolean,
   one: (slot: number) => Promise<void>,
@@ -153,7 +153,7 @@ export interface LatencyFigures {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-export function latencyFigures(
+function latencyFigures(
   latencies: number[],
   statuses: Record<string, number>,
   examples: Record<string, string> = {},
@@ -303,8 +303,8 @@ function hostileBatch(runId: string): Buffer {
 }
 
 /** How A's answers are counted. */
-export type AClass = '2xx' | '422' | '429' | '503' | 'other' | 'error';
-export const classOf = (status: number): AClass =>
+type AClass = '2xx' | '422' | '429' | '503' | 'other' | 'error';
+const classOf = (status: number): AClass =>
   status === 0
     ? 'error'
     : status >= 200 && status < 300
@@ -313,7 +313,7 @@ export const classOf = (status: number): AClass =>
         ? (String(status) as AClass)
         : 'other';
 
-export interface AKindFigures {
+interface AKindFigures {
   sent: number;
   answers: Record<AClass, number>;
   /** every status seen, and "error" for no answer */

@@ -45,7 +45,7 @@ import {
   type LatencyFigures,
 } from './noisy-client.js';
 import { adopt, definedOnly, freePort, processTree, ROOT, runAsScript, startServer } from './processes.js';
-import { rewriteSection } from './report.js';
+import { recordRun } from './report.js';
 import { wholeNumber } from './settings.js';
 
 export const NOISY_TARGETS = {
@@ -148,11 +148,12 @@ export async function runNoisyNeighbour(options: NoisyOptions, log: (line: strin
   const markdown = await writeNoisyResults(report, {
     json: join(ROOT, 'bench-results/noisy-neighbour.json'),
     performance: join(ROOT, 'docs/performance.md'),
+    results: join(ROOT, 'bench/results'),
   });
   // Formatted as the document is, so that its tables line up on a terminal too.
   const style = (await prettier.resolveConfig(join(ROOT, 'docs/performance.md'))) ?? {};
   process.stdout.write(`\n${await prettier.format(markdown, { ...style, parser: 'markdown' })}\n`);
-  log('written: bench-results/noisy-neighbour.json, the noisy-neighbour section of docs/performance.md');
+  log('written: bench-results/noisy-neighbour.json, the run in bench/results/ and docs/performance.md');
   return markdown;
 }
 
@@ -633,15 +634,15 @@ export function renderNoisyMarkdown(report: NoisyReport): string {
   ].join('\n');
 }
 
-/** Writes the JSON and the section of docs/performance.md; returns the markdown. */
+/** Writes the JSON, the run's result file and its section of docs/performance.md; returns the markdown. */
 export async function writeNoisyResults(
   report: NoisyReport,
-  paths: { json: string; performance: string },
+  paths: { json: string; performance: string; results: string },
 ): Promise<string> {
   mkdirSync(join(paths.json, '..'), { recursive: true });
   writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
   const markdown = renderNoisyMarkdown(report);
-  await rewriteSection(paths.performance, 'noisy', markdown);
+  await recordRun('noisy', report.date, markdown, paths);
   return markdown;
 }
 

@@ -83,7 +83,7 @@ const SPECIAL: Record<string, string> = {
 const SYSCALL_STAGE = 'socket writes (system calls, with time spent waiting for a core)';
 const SYSCALLS = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString']);
 
-export interface StageCost {
+interface StageCost {
   stage: string;
   /** CPU milliseconds in the window */
   ms: number;

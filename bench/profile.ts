@@ -2,7 +2,7 @@
 // (one worker, on the benchmark's dataset) under `--cpu-prof`, sends one scenario of the benchmark
 // for a fixed time after a warm-up, stops it, and charges every profile sample taken during the
 // measured time to a stage (bench/profile-analysis.ts). Prints the stages and the functions with
-// the most self time; docs/performance.md keeps the summary before and after each change.
+// the most self time; a change it guides keeps its before-and-after summary in bench/results/.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

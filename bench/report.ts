@@ -1,8 +1,9 @@
 // Turns the measurements into the report: ratios to the baselines, each target beside the figure it
-// judges, the cost growth and memory tables. The same markdown goes to stdout and into
-// docs/performance.md; the JSON holds every repetition as well.
+// judges, the cost growth and memory tables. The same markdown goes to stdout, into the run's own
+// result file (bench/results/) and in place of the latest run's in docs/performance.md; the JSON
+// holds every repetition as well.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { Dataset } from './dataset.js';
 import type { EmbeddedMemory } from './embedded.js';
 import { median, type Measurement, type Repetition } from './load.js';
@@ -380,15 +381,55 @@ export async function rewriteSection(path: string, name: string, markdown: strin
   writeFileSync(path, await prettier.format(rewritten, { ...options, filepath: path }));
 }
 
-/** Writes the JSON, the results into docs/performance.md and the sizing table into docs/scaling.md. */
+/** The kinds of run that keep their latest results in docs/performance.md, and the title of each one's file. */
+const RUN_TITLES = {
+  bench: 'Benchmark',
+  webhooks: 'Webhook delivery',
+  noisy: 'One workspace beside another (noisy neighbour)',
+} as const;
+export type RunKind = keyof typeof RUN_TITLES;
+
+/** The result file of a run of `kind` started at `date` (ISO 8601, UTC): YYYY-MM-DD-HHMMSS-kind.md. */
+export function resultFileName(kind: RunKind, date: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(date);
+  if (!m) throw new Error(`not an ISO 8601 date: ${date}`);
+  return `${m[1]}-${m[2]}${m[3]}${m[4]}-${kind}.md`;
+}
+
+/**
+ * Records one run: its markdown goes into a result file of its own in `paths.results` (named by
+ * the run's date, resultFileName), and replaces the latest run of its kind in `paths.performance`
+ * (the `<!-- KIND:start -->` … `<!-- KIND:end -->` section), with a link to that file; the files of
+ * earlier runs stay as they are. Returns the result file's path.
+ */
+export async function recordRun(
+  kind: RunKind,
+  date: string,
+  markdown: string,
+  paths: { performance: string; results: string },
+): Promise<string> {
+  mkdirSync(paths.results, { recursive: true });
+  const file = join(paths.results, resultFileName(kind, date));
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  const text = `# ${RUN_TITLES[kind]}: run of ${date}\n\n${markdown}\n`;
+  writeFileSync(file, await prettier.format(text, { ...options, filepath: file }));
+  const link = relative(dirname(paths.performance), file).split('\\').join('/');
+  await rewriteSection(paths.performance, kind, `${markdown}\n\nThis run's file: [${link}](${link}).`);
+  return file;
+}
+
+/**
+ * Writes the JSON, the run's result file and its results into docs/performance.md (recordRun), and
+ * the sizing table into docs/scaling.md.
+ */
 export async function writeResults(
   report: Report,
-  paths: { json: string; performance: string; scaling: string },
+  paths: { json: string; performance: string; scaling: string; results: string },
 ): Promise<string> {
   mkdirSync(dirname(paths.json), { recursive: true });
   writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
   const markdown = renderMarkdown(report);
-  await rewriteSection(paths.performance, 'bench', markdown);
+  await recordRun('bench', report.date, markdown, paths);
   await rewriteSection(paths.scaling, 'sizing', renderSizing(report));
   return markdown;
 }

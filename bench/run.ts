@@ -1,8 +1,9 @@
 // `npm run bench`: prepares the dataset (or reuses it), starts the service (one worker and two) and
 // the baselines, each a process of its own with the load generator in this one, measures them, and
-// writes the report (stdout, bench-results/latest.json, docs/performance.md). Every process it
-// starts is stopped before it exits, whether the run succeeds, fails or is interrupted. Last, the
-// noisy-neighbour scenario (bench/noisy-neighbour.ts) runs on servers and a database of its own.
+// writes the report (stdout, bench-results/latest.json, its file in bench/results/, and
+// docs/performance.md). Every process it starts is stopped before it exits, whether the run
+// succeeds, fails or is interrupted. Last, the noisy-neighbour scenario (bench/noisy-neighbour.ts)
+// runs on servers and a database of its own.
 //
 // The repetitions are interleaved: round 1 measures every scenario once, then round 2, and so on.
 // Other work on this shared machine comes and goes; interleaved, a burst of it lands on one
@@ -88,9 +89,12 @@ async function main(): Promise<void> {
       json: join(ROOT, 'bench-results/latest.json'),
       performance: join(ROOT, 'docs/performance.md'),
       scaling: join(ROOT, 'docs/scaling.md'),
+      results: join(ROOT, 'bench/results'),
     });
     process.stdout.write(`\n${markdown}\n\n`);
-    log('written: bench-results/latest.json, the results in docs/performance.md, the sizing in docs/scaling.md');
+    log(
+      'written: bench-results/latest.json, the run in bench/results/ and docs/performance.md, the sizing in docs/scaling.md',
+    );
     // Then webhook delivery (bench/webhooks.ts) on a database of its own.
     log('webhooks: write-to-receipt latency, a backlog, a drain of a re-enabled endpoint');
     await runWebhookBench(options.redisUrl, log);
@@ -147,9 +151,8 @@ async function measureEverything(
   const loadGeneratorBefore = rssMiB(process.pid);
 
   // Each list is measured on a process that serves nothing else, the bare route too: a process
-  // that also served the other scenarios carries their compiled code and garbage, and measured
-  // 0.90 ms of CPU per page where the same build serving only the list (at LOG_LEVEL=info) spent
-  // 0.66 ms (run of 23 November 2026).
+  // that also served the other scenarios carries their compiled code and garbage, and spends about
+  // a third more CPU per page than the same build serving only the list.
   const service = (workers: number, logLevel: 'warn' | 'info', purpose: string) => {
     const name = `service, ${workers === 1 ? '1 worker' : `${workers} workers`}${logLevel === 'info' ? ', LOG_LEVEL=info' : ''}, ${purpose}`;
     log(`starting ${name}`);

@@ -27,7 +27,7 @@ import { webhookCommands, type WebhookContext } from '../src/modules/webhooks/we
 import { BENCH_ORIGIN, withAdmin } from './dataset.js';
 import { percentile } from './load.js';
 import { ROOT, runAsScript, type Server } from './processes.js';
-import { rewriteSection } from './report.js';
+import { recordRun } from './report.js';
 import { startService } from './service.js';
 import { BATCH_SIZE } from './settings.js';
 
@@ -79,10 +79,13 @@ export async function runWebhookBench(redisUrl: string, log: (line: string) => v
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench-results/webhooks.json'), `${JSON.stringify(figures, null, 2)}\n`);
   const markdown = renderWebhookMarkdown(figures);
-  await rewriteSection(join(ROOT, 'docs/performance.md'), 'webhooks', markdown);
+  await recordRun('webhooks', figures.date, markdown, {
+    performance: join(ROOT, 'docs/performance.md'),
+    results: join(ROOT, 'bench/results'),
+  });
   const style = (await prettier.resolveConfig(join(ROOT, 'docs/performance.md'))) ?? {};
   process.stdout.write(`\n${await prettier.format(markdown, { ...style, parser: 'markdown' })}\n`);
-  log('written: bench-results/webhooks.json, the webhooks section of docs/performance.md');
+  log('written: bench-results/webhooks.json, the run in bench/results/ and docs/performance.md');
   return markdown;
 }
 

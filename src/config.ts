@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import { parseDuration } from './shared/durations.js';
 
 /** Who outbound webhooks may reach (docs/security.md, "Webhook targets"). */
-export const WEBHOOK_TARGET_POLICIES = ['any', 'public', 'public+loopback'] as const;
+const WEBHOOK_TARGET_POLICIES = ['any', 'public', 'public+loopback'] as const;
 export type WebhookTargetPolicy = (typeof WEBHOOK_TARGET_POLICIES)[number];
 
 /**
@@ -58,7 +58,7 @@ const EnvSchema = Type.Object({
 /** The names of the service's configuration variables. */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.properties);
 
-export type Env = Static<typeof EnvSchema>;
+type Env = Static<typeof EnvSchema>;
 
 export interface Config {
   readonly port: number;
@@ -123,7 +123,7 @@ export interface WebhookConfig {
 }
 
 /** "5s,5m,30m" as milliseconds; null when any part is not a duration. */
-export function parseRetrySchedule(text: string): number[] | null {
+function parseRetrySchedule(text: string): number[] | null {
   const parts = text.split(',').map((part) => parseDuration(part));
   const durations = parts.filter((ms): ms is number => ms !== null);
   return durations.length === parts.length && parts.length <= 50 ? durations : null;

@@ -24,8 +24,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     webhooks: { timeoutMs: config.webhooks.timeoutMs, targets: config.webhooks.targets },
   };
   // Log lines go to standard output without blocking on it: while one write is in flight the next
-  // lines gather, and under load one write carries many of them (a synchronous write was a system
-  // call per request). pino writes what is buffered before the process exits.
+  // lines gather, and under load one write carries many of them (a synchronous write would be a
+  // system call per request). pino writes what is buffered before the process exits.
   const logger = { level: config.logLevel, stream: pino.destination({ dest: 1, sync: false }) };
   const built = await buildApp(config, store.db, { logger });
   const log = built.app.log;

@@ -183,8 +183,8 @@ describe('concurrent writers', () => {
           c2.release();
         }
 
-        // A transaction of another workspace left open does not hold this feed back (it used to:
-        // the feed waited for the oldest transaction running anywhere, a channel between tenants).
+        // A transaction of another workspace left open does not hold this feed back: a feed that
+        // waited for the oldest transaction running anywhere would be a channel between tenants.
         const other = await fresh();
         const c3 = await pool.connect();
         try {

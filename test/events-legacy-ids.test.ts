@@ -1,16 +1,21 @@
-// Event ids issued before positions were encrypted (evt_<transaction id>_<sequence>, with the
-// head position evt_<horizon - 1>_<max>) still resume exactly where they did: db/migrations/0009
-// numbers the events it finds in their old order and keeps the old positions beside the new ones.
-// The test writes a feed on the schema before that migration, reads its ids the old way, migrates,
-// and follows the feed from each of them.
+// Event ids of the format before encrypted positions (evt_<transaction id>_<sequence>, with the
+// head position evt_<horizon - 1>_<max>) resume exactly where they stand in a workspace whose feed
+// had events when db/migrations/0009 ran: it numbers those events in their old order and keeps the
+// old positions beside the new ones. The test writes a feed on the schema of the release before that
+// migration (its files as released, triggers and all: test/released-schema.ts), reads its ids the
+// old way, runs the current migrate, and follows the feed from each of them; a workspace created
+// after the migration refuses them like any id it did not issue.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { startTestServer, STORE, type TestServer } from './harness.js';
+import { migrateReleased } from './released-schema.js';
+import { newDatabase } from './servers.js';
 
 let db: Database;
+let dropDatabase: () => Promise<void> = async () => undefined;
 let server: TestServer;
 let workspaceId: string;
 let key: string;
@@ -26,17 +31,13 @@ const OLD_FEED = `SELECT 'evt_' || tx_id || '_' || seq AS id, type, resource_id 
 before(async () => {
   if (STORE === 'postgres') {
     // A database of its own: the migration under test must run over the older schema.
-    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
-    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
-    await admin.query('CREATE DATABASE workspace_api_legacy_ids');
-    await admin.close();
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = '/workspace_api_legacy_ids';
-    db = createPostgresDatabase(url.toString(), 4);
+    const own = await newDatabase(process.env.DATABASE_URL!, 'workspace_api_legacy_ids');
+    dropDatabase = () => own.drop();
+    db = createPostgresDatabase(own.url, 4);
   } else {
     db = await createEmbeddedDatabase(null);
   }
-  await migrate(db, { through: '0008_rate_limit_buckets.sql' });
+  await migrateReleased(db, { through: '0008_rate_limit_buckets.sql' });
   const owner = { db, defaultRateLimitPerMinute: 1_000_000 };
   workspaceId = (await ownerCommands.createWorkspace(owner, { name: 'legacy', timezone: 'UTC' })).id;
   const contacts: string[] = [];
@@ -99,11 +100,7 @@ before(async () => {
 after(async () => {
   await server?.close();
   await db?.close();
-  if (STORE === 'postgres') {
-    const admin = createPostgresDatabase(process.env.DATABASE_URL!, 1);
-    await admin.query('DROP DATABASE IF EXISTS workspace_api_legacy_ids');
-    await admin.close();
-  }
+  await dropDatabase();
 });
 
 async function follow(after: string): Promise<{ id: string; type: string; resource_id: string }[]> {
@@ -147,4 +144,24 @@ test('an old position before what retention had deleted before the migration is 
   const r = await server.request('GET', `/v2/events?limit=100&after=${ids[1]}`, { key });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.data.length, ids.length - 2);
+});
+
+test('a workspace created after the migration never issued an old id: one is refused as a malformed after=', async () => {
+  const fresh = (await ownerCommands.createWorkspace(server.owner, { name: 'after the migration', timezone: 'UTC' }))
+    .id;
+  const { key: freshKey } = await ownerCommands.createKey(server.owner, {
+    workspaceId: fresh,
+    name: 'new follower',
+    scopes: ['events:read', 'contacts:read'],
+    rateLimitPerMinute: 1_000_000,
+  });
+  const all = await server.request('GET', '/v2/events?limit=100', { key: freshKey });
+  assert.equal(all.status, 200, all.text);
+  assert.ok(all.json.data.length > 0);
+  for (const after of ['evt_0_0', legacy[0]!.id, oldHead]) {
+    const r = await server.request('GET', `/v2/events?after=${after}`, { key: freshKey });
+    assert.equal(r.status, 400, `${after}: ${r.text}`);
+    assert.equal(r.json.error.code, 'invalid_query_parameter', after);
+    assert.equal(r.json.error.details.parameter, 'after', after);
+  }
 });

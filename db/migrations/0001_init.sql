@@ -5,25 +5,8 @@
 --     workspace-scoped by construction and the table can be distributed by workspace later;
 --   * timestamps are timestamptz(3): millisecond precision is what the API prints, what cursors
 --     carry and what a JavaScript Date holds, so a value never changes on a round trip;
---   * updated_at is maintained by a trigger, so every writer (the API, the owner CLI, the product's
---     own jobs) moves it the same way, and only when a row really changes.
-
-CREATE FUNCTION api_time(ts timestamptz) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS $$ SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
-
-CREATE FUNCTION touch_updated_at() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-BEGIN
-  IF NEW IS DISTINCT FROM OLD THEN
-    -- clock_timestamp rather than now(): a long transaction must not stamp its changes with its
-    -- start time, which a client syncing with updated_after may already have paged past.
-    NEW.updated_at := greatest(clock_timestamp(), OLD.updated_at + interval '1 millisecond');
-  END IF;
-  RETURN NEW;
-END
-$$;
+--   * updated_at is maintained by triggers (db/code/03_sync_clock.sql), so every writer (the API, the
+--     owner CLI, the product's own jobs) moves it the same way, and only when a row really changes.
 
 CREATE TABLE instance_settings (
   name text PRIMARY KEY,
@@ -38,7 +21,6 @@ CREATE TABLE workspaces (
   created_at timestamptz(3) NOT NULL DEFAULT now(),
   updated_at timestamptz(3) NOT NULL DEFAULT now()
 );
-CREATE TRIGGER workspaces_touch BEFORE UPDATE ON workspaces FOR EACH ROW EXECUTE FUNCTION touch_updated_at();
 
 CREATE TABLE api_keys (
   id text PRIMARY KEY,
@@ -86,7 +68,6 @@ CREATE TABLE contacts (
 );
 CREATE INDEX contacts_sync ON contacts (workspace_id, updated_at, id);
 CREATE INDEX contacts_status_sync ON contacts (workspace_id, status, updated_at, id);
-CREATE TRIGGER contacts_touch BEFORE UPDATE ON contacts FOR EACH ROW EXECUTE FUNCTION touch_updated_at();
 
 CREATE TABLE appointments (
   workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
@@ -108,7 +89,6 @@ CREATE INDEX appointments_sync ON appointments (workspace_id, updated_at, id);
 CREATE INDEX appointments_status_sync ON appointments (workspace_id, status, updated_at, id);
 CREATE INDEX appointments_starts ON appointments (workspace_id, starts_at, id);
 CREATE INDEX appointments_contact ON appointments (workspace_id, contact_id);
-CREATE TRIGGER appointments_touch BEFORE UPDATE ON appointments FOR EACH ROW EXECUTE FUNCTION touch_updated_at();
 
 -- One row per executed write: the key is claimed, the write done and the response stored in a
 -- single transaction. Rows past expires_at are ignored by readers and purged in the background.

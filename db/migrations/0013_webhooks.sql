@@ -28,8 +28,6 @@ CREATE TABLE webhook_endpoints (
 CREATE INDEX webhook_endpoints_by_workspace ON webhook_endpoints (workspace_id, created_at);
 -- The delivery loop of every process looks for active endpoints every few hundred milliseconds.
 CREATE INDEX webhook_endpoints_active ON webhook_endpoints (id) WHERE status = 'active';
-CREATE TRIGGER webhook_endpoints_touch BEFORE UPDATE ON webhook_endpoints
-  FOR EACH ROW EXECUTE FUNCTION touch_updated_at();
 
 -- One row per (endpoint, event): pending until acknowledged by a 2xx.
 CREATE TABLE webhook_deliveries (

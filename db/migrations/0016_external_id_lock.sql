@@ -1,19 +1,2 @@
--- The first step of PUT /contacts/external/{external_id}: take the external id, then lock its
--- contact if there is one, in one round trip.
---
--- The id first, with the same transaction-scoped advisory lock a batch upsert takes for each of its
--- ids (seed 1): every writer that can create a contact of this external_id holds it until commit,
--- so upserts of one id run one after the other. Without it, an upsert that found no contact goes on
--- to INSERT, whose BEFORE trigger takes the workspace's sync clock (0005) before the conflict check;
--- if the contact committed meanwhile and a second upsert locked it, the first waits for that row
--- while holding the clock the second needs: a deadlock, broken by PostgreSQL aborting one.
---
--- A function because of the order: one statement could scan the contact before taking the lock;
--- here the lock is granted first, and the SELECT … FOR UPDATE after it sees what committed before.
-CREATE FUNCTION contacts_lock_external(p_workspace_id uuid, p_external_id text) RETURNS void
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended(p_workspace_id::text || ':' || p_external_id, 1));
-  PERFORM 1 FROM contacts WHERE workspace_id = p_workspace_id AND external_id = p_external_id FOR UPDATE;
-END
-$$;
+-- No table changes. The function of this version, contacts_lock_external, lives in
+-- db/code/08_contacts_external_id.sql.

@@ -4,30 +4,11 @@ ALTER TABLE api_keys ADD COLUMN concurrency_limit integer CHECK (concurrency_lim
 
 -- The requests in flight, shared by several processes without Redis: one row per request, which
 -- its process deletes when the request ends. A row whose process died expires with its lease.
--- UNLOGGED: after a crash every key simply starts with nothing in flight.
+-- UNLOGGED: after a crash every key simply starts with nothing in flight. Places are taken by
+-- concurrency_acquire (db/code/09_concurrency_limits.sql).
 CREATE UNLOGGED TABLE concurrency_leases (
   bucket text NOT NULL,
   holder text NOT NULL,
   expires_at_ms float8 NOT NULL,
   PRIMARY KEY (bucket, holder)
 );
-
--- Takes one of `lim` places of `bucket` for `holder`, or answers false when all are taken. The
--- advisory lock puts the takers of one bucket in line; each statement after it reads afresh (READ
--- COMMITTED, a volatile function), so it counts every place the one before it took.
-CREATE FUNCTION concurrency_acquire(p_bucket text, p_holder text, p_limit integer, p_lease_ms integer)
-RETURNS boolean LANGUAGE plpgsql AS $$
-DECLARE
-  now_ms float8 := extract(epoch FROM clock_timestamp()) * 1000;
-  held integer;
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('concurrency:' || p_bucket, 0));
-  DELETE FROM concurrency_leases WHERE bucket = p_bucket AND expires_at_ms < now_ms;
-  SELECT count(*) INTO held FROM concurrency_leases WHERE bucket = p_bucket;
-  IF held >= p_limit THEN
-    RETURN false;
-  END IF;
-  INSERT INTO concurrency_leases (bucket, holder, expires_at_ms) VALUES (p_bucket, p_holder, now_ms + p_lease_ms);
-  RETURN true;
-END
-$$;

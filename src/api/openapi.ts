@@ -92,7 +92,7 @@ const REPLAYED: Json = {
  * An example value written from a schema: its first `examples` entry where it has one, otherwise
  * a plausible value of its type and format. Every documented response gets one.
  */
-export function exampleOf(schema: Json | undefined): unknown {
+function exampleOf(schema: Json | undefined): unknown {
   if (!schema) return null;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (Array.isArray(schema.enum)) return schema.enum[0];

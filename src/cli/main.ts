@@ -14,7 +14,8 @@ import {
 } from '../modules/owner/owner.service.js';
 import { defaultWorkers, serve, WorkersUnsupported } from '../cluster.js';
 import type { SeedAmounts } from '../modules/owner/seed.js';
-import { parseDuration, parseRatePerMinute } from './durations.js';
+import { parseDuration } from '../shared/durations.js';
+import { parseRatePerMinute } from './rates.js';
 import { printAttempts, printKeys, printTable, printUsage, printWebhooks } from './output.js';
 
 const USAGE = `Usage: workspace-api <command> [options]

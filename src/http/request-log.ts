@@ -26,7 +26,7 @@ const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
  * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
  * percent-encoded (%2E).
  */
-export function loggedPath(url: string): string {
+function loggedPath(url: string): string {
   const raw = url.split('?')[0]!;
   let decoded = raw;
   if (raw.includes('%')) {

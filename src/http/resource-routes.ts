@@ -1,7 +1,8 @@
 // The two read operations every resource offers — a keyset-paginated list and a get by id. A
 // resource module declares each with the operation's options (listOperation, getOperation) and a
 // one-line handler (listPage, getOne). The handler is typed by the TypeBox provider from the
-// schema the options carry: the query and path it reads are the ones that schema validated.
+// schema the options carry: the query and path it reads are the ones that schema validated. A
+// resource that offers exactly these two declares them in one call (readOnlyRoutes).
 //
 // Both answer through the operation's response schema, the one serializer of a resource's answers:
 // a row read by the list's select list holds the item's properties, and the serializer writes the
@@ -10,15 +11,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
 import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
-import type { Services } from '../services.js';
+import type { RouteOptions, Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
 import { paginate } from '../shared/pagination.js';
 import { LIMIT_DEFAULT, NoQuery, Page, Single, Uuid } from '../shared/schemas.js';
 import type { Scope } from '../shared/scopes.js';
+import { principalOf } from './principal.js';
 import { readResponses } from './responses.js';
-
-/** The app a resource module's routes are declared on: typed by the TypeBox provider. */
-export type TypedApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
 interface Described {
   operationId: string;
@@ -107,4 +106,44 @@ export async function getOne(
   const row = await findRow(services.db, spec, workspaceId, id);
   if (!row) throw notFound(noun);
   return reply.send({ data: row });
+}
+
+/** A resource read through a list at `path` and a get at `path`/:id, and nothing else. */
+interface ReadOnlyResource<Q extends TObject> extends Omit<Described, 'operationId' | 'summary'> {
+  path: string;
+  /** The resource in words ("catalog item"): it names the operations and the 404. */
+  noun: string;
+  querystring: Q;
+}
+
+/**
+ * The routes of a read-only resource: listX and getX, named from `noun` as every other
+ * operation is ("catalog item": listCatalogItems "List catalog items", getCatalogItem "Get a
+ * catalog item").
+ */
+export function readOnlyRoutes<Q extends TObject>(r: ReadOnlyResource<Q>): FastifyPluginAsyncTypebox<RouteOptions> {
+  const { path, noun, querystring, description, ...described } = r;
+  const pascal = (words: string) => words.replace(/(?:^| )(\w)/g, (_, c: string) => c.toUpperCase());
+  const article = /^[aeiou]/.test(noun) ? 'an' : 'a';
+  return async (app, { services }) => {
+    app.get(
+      path,
+      listOperation({
+        ...described,
+        operationId: `list${pascal(noun)}s`,
+        summary: `List ${noun}s`,
+        description,
+        querystring,
+      }),
+      // The query `querystring` validated; TypeScript cannot see that a generic Q holds limit and cursor.
+      async (request, reply) =>
+        listPage(services, reply, described.spec, principalOf(request).workspaceId, request.query as PageQuery),
+    );
+    app.get(
+      `${path}/:id`,
+      getOperation({ ...described, operationId: `get${pascal(noun)}`, summary: `Get ${article} ${noun}`, noun }),
+      async (request, reply) =>
+        getOne(services, reply, described.spec, noun, principalOf(request).workspaceId, request.params.id),
+    );
+  };
 }

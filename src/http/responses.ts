@@ -23,38 +23,6 @@ export interface ErrorTraits {
   expires?: boolean;
 }
 
-/** The codes each operation can answer, by status. */
-function codesOf(t: ErrorTraits): Record<number, ErrorCode[]> {
-  const codes: Record<number, ErrorCode[]> = {
-    400: [
-      ...(t.query ? (['invalid_query_parameter'] as const) : []),
-      ...(t.path ? (['invalid_path_parameter'] as const) : []),
-      ...(t.cursor ? (['invalid_cursor'] as const) : []),
-      ...(t.write ? (['invalid_json', 'idempotency_key_missing', 'idempotency_key_invalid'] as const) : []),
-      // Any request: a header the service refuses (no Host on HTTP/1.1), or one Node cannot parse.
-      'invalid_header',
-      'malformed_request',
-    ],
-    401: ['invalid_api_key'],
-    403: ['insufficient_scope', 'workspace_suspended'],
-    // Request headers or URL past the HTTP parser's limit, whatever the operation.
-    431: ['headers_too_large'],
-    // A request without a valid key counts against its address, so any operation can answer it.
-    429: ['rate_limit_exceeded', 'concurrency_limit_exceeded', 'address_rate_limit_exceeded'],
-    500: ['internal_error'],
-    503: ['service_unavailable', 'server_overloaded'],
-  };
-  if (t.notFound) codes[404] = ['resource_not_found'];
-  if (t.expires) codes[410] = ['events_expired'];
-  if (t.write) {
-    codes[409] = ['idempotency_key_reused', 'idempotency_key_in_use'];
-    codes[413] = ['payload_too_large'];
-    codes[415] = ['unsupported_media_type'];
-    codes[422] = ['validation_failed'];
-  }
-  return codes;
-}
-
 /** What each code means, as the documents list it under its status. */
 const WHEN: Record<ErrorCode, string> = {
   invalid_query_parameter:
@@ -87,21 +55,74 @@ const WHEN: Record<ErrorCode, string> = {
   server_overloaded: 'the process is saturated and this key holds the most of it; see Retry-After',
 };
 
-/** The name of each status's answer (and of its schema) in the published documents, and what it says. */
-const STATUSES: Record<number, { name: string; summary: string }> = {
-  400: { name: 'BadRequest', summary: 'The request is invalid.' },
-  401: { name: 'Unauthorized', summary: 'No valid API key.' },
-  403: { name: 'Forbidden', summary: 'The key may not do this.' },
-  404: { name: 'NotFound', summary: 'No such resource.' },
-  409: { name: 'Conflict', summary: 'The Idempotency-Key cannot be used for this request now.' },
-  410: { name: 'Gone', summary: 'The position is no longer in the feed.' },
-  413: { name: 'BodyTooLarge', summary: 'The request body is too large.' },
-  415: { name: 'UnsupportedMediaType', summary: 'The request body is not JSON.' },
-  422: { name: 'UnprocessableEntity', summary: 'The request body is invalid.' },
-  429: { name: 'TooManyRequests', summary: 'Too many requests; nothing was done.' },
-  431: { name: 'HeadersTooLarge', summary: 'Request header fields too large.' },
-  500: { name: 'ServerError', summary: 'Unexpected error.' },
-  503: { name: 'ServiceUnavailable', summary: 'Service temporarily unavailable; retry after Retry-After.' },
+/** The codes of `codes` when `on`; none otherwise. */
+const when = (on: boolean | undefined, codes: ErrorCode[]): ErrorCode[] => (on ? codes : []);
+
+/**
+ * Each error status: the name of its answer (and of its schema) in the published documents, what
+ * it says, and the codes an operation with these traits can answer under it (none: the operation
+ * does not answer this status).
+ */
+const STATUSES: Record<number, { name: string; summary: string; codes: (t: ErrorTraits) => ErrorCode[] }> = {
+  400: {
+    name: 'BadRequest',
+    summary: 'The request is invalid.',
+    codes: (t) => [
+      ...when(t.query, ['invalid_query_parameter']),
+      ...when(t.path, ['invalid_path_parameter']),
+      ...when(t.cursor, ['invalid_cursor']),
+      ...when(t.write, ['invalid_json', 'idempotency_key_missing', 'idempotency_key_invalid']),
+      // Any request: a header the service refuses (no Host on HTTP/1.1), or one Node cannot parse.
+      'invalid_header',
+      'malformed_request',
+    ],
+  },
+  401: { name: 'Unauthorized', summary: 'No valid API key.', codes: () => ['invalid_api_key'] },
+  403: {
+    name: 'Forbidden',
+    summary: 'The key may not do this.',
+    codes: () => ['insufficient_scope', 'workspace_suspended'],
+  },
+  404: { name: 'NotFound', summary: 'No such resource.', codes: (t) => when(t.notFound, ['resource_not_found']) },
+  409: {
+    name: 'Conflict',
+    summary: 'The Idempotency-Key cannot be used for this request now.',
+    codes: (t) => when(t.write, ['idempotency_key_reused', 'idempotency_key_in_use']),
+  },
+  410: {
+    name: 'Gone',
+    summary: 'The position is no longer in the feed.',
+    codes: (t) => when(t.expires, ['events_expired']),
+  },
+  413: {
+    name: 'BodyTooLarge',
+    summary: 'The request body is too large.',
+    codes: (t) => when(t.write, ['payload_too_large']),
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    summary: 'The request body is not JSON.',
+    codes: (t) => when(t.write, ['unsupported_media_type']),
+  },
+  422: {
+    name: 'UnprocessableEntity',
+    summary: 'The request body is invalid.',
+    codes: (t) => when(t.write, ['validation_failed']),
+  },
+  // A request without a valid key counts against its address, so any operation can answer it.
+  429: {
+    name: 'TooManyRequests',
+    summary: 'Too many requests; nothing was done.',
+    codes: () => ['rate_limit_exceeded', 'concurrency_limit_exceeded', 'address_rate_limit_exceeded'],
+  },
+  // Request headers or URL past the HTTP parser's limit, whatever the operation.
+  431: { name: 'HeadersTooLarge', summary: 'Request header fields too large.', codes: () => ['headers_too_large'] },
+  500: { name: 'ServerError', summary: 'Unexpected error.', codes: () => ['internal_error'] },
+  503: {
+    name: 'ServiceUnavailable',
+    summary: 'Service temporarily unavailable; retry after Retry-After.',
+    codes: () => ['service_unavailable', 'server_overloaded'],
+  },
 };
 
 /** The extension of an error answer in the documents that lists the codes it can carry. */
@@ -132,7 +153,12 @@ function errorAnswer(status: number, codes: ErrorCode[]): TSchema {
 }
 
 function errorResponses(t: ErrorTraits): Record<number, TSchema> {
-  return Object.fromEntries(Object.entries(codesOf(t)).map(([s, codes]) => [s, errorAnswer(Number(s), codes)]));
+  const answers: Record<number, TSchema> = {};
+  for (const [status, { codes }] of Object.entries(STATUSES)) {
+    const answered = codes(t);
+    if (answered.length > 0) answers[Number(status)] = errorAnswer(Number(status), answered);
+  }
+  return answers;
 }
 
 /** A read's answers: `success`, and the errors of a read with these traits. */

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 
-export interface QueryResult<R> {
+interface QueryResult<R> {
   rows: R[];
   rowCount: number;
 }
@@ -46,7 +46,7 @@ export interface Transaction extends Queryable {
   commitWith<R = Record<string, unknown>>(last: Statement, ahead?: readonly Statement[]): Promise<QueryResult<R>>;
 }
 
-export type StoreKind = 'postgres' | 'embedded';
+type StoreKind = 'postgres' | 'embedded';
 
 export interface Database extends Queryable {
   readonly kind: StoreKind;
@@ -126,7 +126,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     application_name: 'workspace-public-api',
     // No just-in-time compilation: the service's statements are short, and PostgreSQL decides to
     // compile from estimated costs, which statistics taken at another size of a table can inflate
-    // (the webhook claim then spent 50–800 ms compiling, every run, to read a few hundred rows).
+    // (the webhook claim can spend 50–800 ms compiling, every run, to read a few hundred rows).
     options: '-c jit=off',
     // Queries of one client are written without waiting for the answer to the one before: a
     // transaction sends its BEGIN with its first statement, and its last statement with its

@@ -1,16 +1,34 @@
-// Forward-only migrations: numbered plain SQL files in db/migrations, applied in order, each once.
-// All pending files run in one transaction behind an advisory lock, so several processes starting
-// at the same time cannot apply a file twice, and a failing file leaves the schema as it was.
+// The schema in two kinds of files (db/README.md):
+//   * db/migrations: numbered plain SQL files that change tables, indexes, sequences and data,
+//     forward-only, each applied once, in order (recorded in schema_migrations);
+//   * db/code: the database's code (functions, triggers, views) as it is now, each object in one
+//     file, the files applied in name order after the migrations.
+// The code is replaced whole, and only when something changed: a pending migration, or files whose
+// checksum differs from the one recorded in schema_code. Then every trigger and view is dropped,
+// the pending migrations run (on tables without triggers: a data statement writes what it says and
+// fires nothing), every function is dropped, and the files create all of them anew. What a file no
+// longer defines is gone, whatever its signature was. Dropping a trigger locks its table against
+// reads and writes until the transaction commits, so a start with nothing to change takes none.
+// Everything runs in one transaction behind an advisory lock: several processes starting at the
+// same time cannot apply a file twice, and a failing file leaves the schema as it was.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Database } from './database.js';
+import type { Database, Transaction } from './database.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
+const CODE_DIR = fileURLToPath(new URL('../../db/code/', import.meta.url));
 const LOCK_ID = 7_301_004_211; // arbitrary constant shared by every process of this service
 
 export interface MigrationReport {
+  /** numbered files applied now */
   applied: string[];
   alreadyApplied: number;
+  /**
+   * db/code: created anew now; already what the files say; or left as it is because the database
+   * has migrations this release does not know (a newer release's code is in place).
+   */
+  code: 'applied' | 'unchanged' | 'newer';
 }
 
 export function migrationFiles(): string[] {
@@ -19,8 +37,20 @@ export function migrationFiles(): string[] {
     .sort();
 }
 
-/** `through`: apply the files up to this one only (tests of a migration over data of the schema before it). */
-export async function migrate(db: Database, options: { through?: string } = {}): Promise<MigrationReport> {
+export function codeFiles(): string[] {
+  return readdirSync(CODE_DIR)
+    .filter((f) => /^\d{2}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+}
+
+/** What schema_code records of the code files: a digest of their names and texts, in order. */
+export function codeChecksum(): string {
+  const hash = createHash('sha256');
+  for (const file of codeFiles()) hash.update(`${file}\n${readFileSync(CODE_DIR + file, 'utf8')}\n`);
+  return hash.digest('hex');
+}
+
+export async function migrate(db: Database): Promise<MigrationReport> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.query(
@@ -29,17 +59,76 @@ export async function migrate(db: Database, options: { through?: string } = {}):
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_code (
+         checksum text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
     const done = new Set(
       (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
     );
-    const applied: string[] = [];
-    for (const file of migrationFiles()) {
-      if (options.through !== undefined && file > options.through) break;
-      if (done.has(file)) continue;
+    const files = migrationFiles();
+    const known = new Set(files);
+    // A process of an older release (during a rolling deploy, or restarted after a newer one
+    // migrated) must not put its code back over the newer tables.
+    if ([...done].some((version) => !known.has(version))) {
+      return { applied: [], alreadyApplied: done.size, code: 'newer' };
+    }
+    const pending = files.filter((file) => !done.has(file));
+    const checksum = codeChecksum();
+    const recorded = (await tx.query<{ checksum: string }>('SELECT checksum FROM schema_code')).rows[0]?.checksum;
+    if (pending.length === 0 && recorded === checksum) {
+      return { applied: [], alreadyApplied: done.size, code: 'unchanged' };
+    }
+
+    await dropTriggersAndViews(tx);
+    for (const file of pending) {
       await tx.exec(readFileSync(MIGRATIONS_DIR + file, 'utf8'));
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
-      applied.push(file);
     }
-    return { applied, alreadyApplied: done.size };
+    await dropFunctions(tx);
+    for (const file of codeFiles()) await tx.exec(readFileSync(CODE_DIR + file, 'utf8'));
+    await tx.query('DELETE FROM schema_code');
+    await tx.query('INSERT INTO schema_code (checksum) VALUES ($1)', [checksum]);
+    return { applied: pending, alreadyApplied: done.size, code: 'applied' };
   });
+}
+
+/** Objects of an extension are the extension's, not ours. */
+const NOT_OF_AN_EXTENSION = (catalog: string, oid: string) =>
+  `NOT EXISTS (SELECT 1 FROM pg_depend d
+                WHERE d.classid = '${catalog}'::regclass AND d.objid = ${oid} AND d.deptype = 'e')`;
+
+async function dropTriggersAndViews(tx: Transaction): Promise<void> {
+  const triggers = await tx.query<{ sql: string }>(
+    `SELECT format('DROP TRIGGER %I ON %I.%I', t.tgname, n.nspname, c.relname) AS sql
+       FROM pg_trigger t
+       JOIN pg_class c ON c.oid = t.tgrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND NOT t.tgisinternal`,
+  );
+  for (const { sql } of triggers.rows) await tx.query(sql);
+  // One statement for all: a view another one reads goes with it.
+  const views = await tx.query<{ name: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name
+       FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind = 'v' AND ${NOT_OF_AN_EXTENSION('pg_class', 'c.oid')}`,
+  );
+  if (views.rows.length > 0) await tx.query(`DROP VIEW ${views.rows.map((r) => r.name).join(', ')}`);
+}
+
+/**
+ * Without CASCADE: a table that still depends on one of them (a generated column, a default or a
+ * check calling it) makes migrate fail here, naming both, rather than lose the column.
+ */
+async function dropFunctions(tx: Transaction): Promise<void> {
+  const routines = await tx.query<{ name: string }>(
+    `SELECT format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) AS name
+       FROM pg_proc p
+       JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = current_schema() AND ${NOT_OF_AN_EXTENSION('pg_proc', 'p.oid')}`,
+  );
+  if (routines.rows.length > 0) await tx.query(`DROP ROUTINE ${routines.rows.map((r) => r.name).join(', ')}`);
 }

@@ -26,7 +26,7 @@ export interface RateLimitStore {
 }
 
 /** The GCRA step of a request counting as `cost` requests, given the stored TAT (or null for a new bucket) and the clock. */
-export function gcra(
+function gcra(
   storedTat: number | null,
   now: number,
   limit: number,

@@ -3,7 +3,7 @@
 // burst N requests, then gets one every 60/N seconds.
 import type { RateLimitStore } from './rate-limit-store.js';
 
-export const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_WINDOW_MS = 60_000;
 
 export interface RateLimitDecision {
   allowed: boolean;

@@ -41,16 +41,16 @@ export function renderError(request: FastifyRequest, reply: FastifyReply, err: A
 }
 
 /** No error answer is larger than this (docs/security.md, API4)... */
-export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
 /** ...nor than its request, except that this much is always allowed: the error object's own fields and the few problems a small body holds. */
-export const MIN_ERROR_ANSWER_BYTES = 4 * 1024;
+const MIN_ERROR_ANSWER_BYTES = 4 * 1024;
 
 /** The bytes an error answer to this request may take. */
-export function errorAnswerBudget(request: FastifyRequest): number {
+function errorAnswerBudget(request: FastifyRequest): number {
   return Math.min(MAX_ERROR_ANSWER_BYTES, Math.max(MIN_ERROR_ANSWER_BYTES, requestBytes(request)));
 }
 
-export interface ErrorsOptions {
+interface ErrorsOptions {
   /**
    * Adds the RateLimit headers to an error answered before the guard could (the store failed
    * during authentication, the request was malformed before routing): every answer carries them.

@@ -15,7 +15,7 @@ import type { LoadShedder } from '../infra/load-shedder.js';
 import { bodyBytes } from '../http/request-size.js';
 import './types.js';
 
-export interface GuardOptions {
+interface GuardOptions {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -29,17 +29,17 @@ export interface GuardOptions {
  * How long a place among a key's concurrent requests is held at most: longer than any request may
  * run (Fastify's requestTimeout, 30 s), so only a place whose process died runs out.
  */
-export const CONCURRENCY_LEASE_MS = 45_000;
+const CONCURRENCY_LEASE_MS = 45_000;
 
 /** A body counts as one request per this many bytes (started) against the rate limit. */
-export const BODY_BYTES_PER_REQUEST = 16 * 1024;
+const BODY_BYTES_PER_REQUEST = 16 * 1024;
 
 /**
  * How many requests this one counts as against its key's rate limit: one, or more for a large body
  * (one per 16 KiB started: announced, or as received when it announced no length) or a batch (one
  * per `itemsPerRequest` items), whichever is more.
  */
-export function requestCost(request: FastifyRequest): number {
+function requestCost(request: FastifyRequest): number {
   const bytes = bodyBytes(request);
   // A body over the route's limit is refused (413) before it is read: it costs nothing to read.
   const byBytes = bytes > request.routeOptions.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);

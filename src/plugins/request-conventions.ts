@@ -13,7 +13,7 @@ import './types.js';
 
 const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-export function isJsonContentType(request: FastifyRequest): boolean {
+function isJsonContentType(request: FastifyRequest): boolean {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/json';
 }
@@ -73,7 +73,7 @@ const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done)
   done();
 };
 
-export interface RequestConventionsOptions {
+interface RequestConventionsOptions {
   /**
    * Whether shutdown has begun: a request that arrives then is refused with the API's own 503,
    * in-flight ones finish, and every answer closes its connection.

@@ -21,100 +21,63 @@ interface CodeDefinition {
   message: string;
 }
 
+/** Codes that share a status and a type, each with its default message. */
+function codes<C extends string>(
+  status: number,
+  type: ErrorType,
+  messages: Record<C, string>,
+): Record<C, CodeDefinition> {
+  const entries = Object.entries<string>(messages).map(([code, message]) => [code, { status, type, message }]);
+  return Object.fromEntries(entries) as Record<C, CodeDefinition>;
+}
+
 export const ERROR_CODES = {
-  invalid_query_parameter: { status: 400, type: 'invalid_request', message: 'A query parameter is invalid.' },
-  invalid_path_parameter: { status: 400, type: 'invalid_request', message: 'A path parameter is invalid.' },
-  invalid_cursor: {
-    status: 400,
-    type: 'invalid_request',
-    message: 'The cursor was not issued by this service for this workspace and these filters.',
-  },
-  invalid_json: { status: 400, type: 'invalid_request', message: 'The request body is not valid JSON.' },
-  idempotency_key_missing: {
-    status: 400,
-    type: 'invalid_request',
-    message: 'This operation requires an Idempotency-Key header (8 to 128 characters).',
-  },
-  idempotency_key_invalid: {
-    status: 400,
-    type: 'invalid_request',
-    message: 'The Idempotency-Key header must be 8 to 128 visible ASCII characters.',
-  },
-  invalid_header: { status: 400, type: 'invalid_request', message: 'A request header is invalid.' },
-  malformed_request: {
-    status: 400,
-    type: 'invalid_request',
-    message: 'The request is not valid HTTP (method, URL or headers could not be read).',
-  },
-  headers_too_large: { status: 431, type: 'invalid_request', message: 'The request headers or URL are too large.' },
-  invalid_api_key: {
-    status: 401,
-    type: 'authentication_error',
-    message: 'The API key is missing, malformed, unknown, expired or revoked.',
-  },
-  insufficient_scope: {
-    status: 403,
-    type: 'permission_error',
-    message: 'The API key lacks the scope this operation requires.',
-  },
-  workspace_suspended: {
-    status: 403,
-    type: 'permission_error',
-    message: 'The workspace of this API key is suspended.',
-  },
-  resource_not_found: { status: 404, type: 'not_found', message: 'No such resource.' },
-  route_not_found: { status: 404, type: 'not_found', message: 'No such operation.' },
-  idempotency_key_reused: {
-    status: 409,
-    type: 'idempotency_error',
-    message: 'This Idempotency-Key was already used with a different request.',
-  },
-  idempotency_key_in_use: {
-    status: 409,
-    type: 'idempotency_error',
-    message: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
-  },
-  events_expired: {
-    status: 410,
-    type: 'invalid_request',
-    message:
+  ...codes(400, 'invalid_request', {
+    invalid_query_parameter: 'A query parameter is invalid.',
+    invalid_path_parameter: 'A path parameter is invalid.',
+    invalid_cursor: 'The cursor was not issued by this service for this workspace and these filters.',
+    invalid_json: 'The request body is not valid JSON.',
+    idempotency_key_missing: 'This operation requires an Idempotency-Key header (8 to 128 characters).',
+    idempotency_key_invalid: 'The Idempotency-Key header must be 8 to 128 visible ASCII characters.',
+    invalid_header: 'A request header is invalid.',
+    malformed_request: 'The request is not valid HTTP (method, URL or headers could not be read).',
+  }),
+  ...codes(431, 'invalid_request', { headers_too_large: 'The request headers or URL are too large.' }),
+  ...codes(401, 'authentication_error', {
+    invalid_api_key: 'The API key is missing, malformed, unknown, expired or revoked.',
+  }),
+  ...codes(403, 'permission_error', {
+    insufficient_scope: 'The API key lacks the scope this operation requires.',
+    workspace_suspended: 'The workspace of this API key is suspended.',
+  }),
+  ...codes(404, 'not_found', { resource_not_found: 'No such resource.', route_not_found: 'No such operation.' }),
+  ...codes(409, 'idempotency_error', {
+    idempotency_key_reused: 'This Idempotency-Key was already used with a different request.',
+    idempotency_key_in_use: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
+  }),
+  ...codes(410, 'invalid_request', {
+    events_expired:
       'Events after this position were deleted by retention: resynchronize (export the lists, then follow the feed from GET /v2/events/head).',
-  },
-  payload_too_large: { status: 413, type: 'invalid_request', message: 'The request body is too large.' },
-  unsupported_media_type: {
-    status: 415,
-    type: 'invalid_request',
-    message: 'The request body must be sent with Content-Type: application/json.',
-  },
-  validation_failed: { status: 422, type: 'validation_error', message: 'The request body is invalid.' },
-  rate_limit_exceeded: {
-    status: 429,
-    type: 'rate_limit_error',
-    message: 'Too many requests for this API key; retry after the time in Retry-After.',
-  },
-  concurrency_limit_exceeded: {
-    status: 429,
-    type: 'rate_limit_error',
-    message: 'Too many requests of this API key are in progress at once; retry after the time in Retry-After.',
-  },
-  address_rate_limit_exceeded: {
-    status: 429,
-    type: 'rate_limit_error',
-    message: 'Too many requests without a valid API key from this address; retry after the time in Retry-After.',
-  },
-  internal_error: { status: 500, type: 'api_error', message: 'An unexpected error occurred; it has been logged.' },
-  service_unavailable: {
-    status: 503,
-    type: 'api_error',
-    message: 'The service is temporarily unavailable; retry after the time in Retry-After.',
-  },
-  server_overloaded: {
-    status: 503,
-    type: 'api_error',
-    message:
+  }),
+  ...codes(413, 'invalid_request', { payload_too_large: 'The request body is too large.' }),
+  ...codes(415, 'invalid_request', {
+    unsupported_media_type: 'The request body must be sent with Content-Type: application/json.',
+  }),
+  ...codes(422, 'validation_error', { validation_failed: 'The request body is invalid.' }),
+  ...codes(429, 'rate_limit_error', {
+    rate_limit_exceeded: 'Too many requests for this API key; retry after the time in Retry-After.',
+    concurrency_limit_exceeded:
+      'Too many requests of this API key are in progress at once; retry after the time in Retry-After.',
+    address_rate_limit_exceeded:
+      'Too many requests without a valid API key from this address; retry after the time in Retry-After.',
+  }),
+  ...codes(500, 'api_error', { internal_error: 'An unexpected error occurred; it has been logged.' }),
+  ...codes(503, 'api_error', {
+    service_unavailable: 'The service is temporarily unavailable; retry after the time in Retry-After.',
+    server_overloaded:
       'The service is saturated and this client has the most requests in progress on it; retry after the time in Retry-After.',
-  },
-} as const satisfies Record<string, CodeDefinition>;
+  }),
+};
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

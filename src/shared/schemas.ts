@@ -14,7 +14,7 @@ export const Uuid = Type.String({
 /** RFC 3339 date-time in UTC with millisecond precision, e.g. 2026-11-22T06:05:43.123Z. */
 export const DateTime = Type.String({ format: 'date-time', maxLength: 35, examples: ['2026-11-22T06:05:43.123Z'] });
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const ErrorBody = Type.Object(
   {
@@ -74,8 +74,8 @@ export const Page = <T extends TSchema>(item: T) =>
 export const Single = <T extends TSchema>(item: T) =>
   Type.Object({ data: item }, { additionalProperties: false, ...envelopeTitle(item, 'Result') });
 
-export const LIMIT_MIN = 1;
-export const LIMIT_MAX = 100;
+const LIMIT_MIN = 1;
+const LIMIT_MAX = 100;
 export const LIMIT_DEFAULT = 50;
 
 export const Limit = Type.Integer({

@@ -14,7 +14,7 @@
 //                    answer, bodies that are not UTF-8 or hold lone surrogates refused (400,
 //                    nothing stored).
 //
-// docs/security.md lists each finding with the test here that proves it fixed.
+// docs/security.md lists each channel with the test here that proves it closed.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

@@ -1,5 +1,5 @@
 // Appointment resource (spec 2.4, 3.2). Read-only through the interface.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { Cursor, DateTime, Limit, NullableDateTime, NullableString, Uuid } from '../../shared/schemas.js';
 
 export const APPOINTMENT_STATUSES = [
@@ -12,7 +12,7 @@ export const APPOINTMENT_STATUSES = [
 ] as const;
 export type AppointmentStatus = (typeof APPOINTMENT_STATUSES)[number];
 
-export const AppointmentStatusSchema = Type.Unsafe<AppointmentStatus>({
+const AppointmentStatusSchema = Type.Unsafe<AppointmentStatus>({
   type: 'string',
   enum: [...APPOINTMENT_STATUSES],
   title: 'AppointmentStatus',
@@ -36,7 +36,6 @@ export const Appointment = Type.Object(
   },
   { additionalProperties: false, title: 'Appointment' },
 );
-export type AppointmentT = Static<typeof Appointment>;
 
 export const AppointmentListQuery = Type.Object(
   {

@@ -11,12 +11,14 @@ import { createCipheriv, createDecipheriv, hkdfSync, type Cipher, type Decipher 
 /** (stamp in milliseconds, sequence) as decimal strings: where an event stands in its feed. */
 export type EventPosition = readonly [string, string];
 
-export const MAX_STAMP = 2n ** 48n - 1n;
 export const MAX_SEQ = 2n ** 48n - 1n;
 
 /** The documented shape of an event id: "evt_" and 22 base64url characters. */
 export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{22}$';
-/** Ids issued before positions were encrypted (evt_<transaction>_<sequence>), still accepted. */
+/**
+ * Ids of the format that came before encrypted positions (evt_<transaction>_<sequence>): decoded
+ * here, and answered only in a workspace that issued them (events.repository.ts, legacyPosition).
+ */
 const LEGACY_ID = /^evt_([0-9]{1,20})_([0-9]{1,20})$/;
 const MAX_LEGACY_TX = 2n ** 64n - 1n;
 const MAX_LEGACY_SEQ = 2n ** 63n - 1n;

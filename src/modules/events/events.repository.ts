@@ -82,17 +82,22 @@ export const eventsRepository = {
   },
 
   /**
-   * The position an id of the earlier format (evt_<transaction id>_<sequence>) stands for now
-   * (db/migrations/0009), or 'expired' when retention had deleted events after it.
+   * The position an id of the earlier format (evt_<transaction id>_<sequence>) stands for in a
+   * workspace whose feed had events when db/migrations/0009 ran (its map, events_legacy_positions,
+   * or what retention had deleted by then, events_purged.legacy_*), or 'expired' when retention had
+   * deleted events after it. Null in every other workspace: it never issued such an id, so the id
+   * names nothing in its feed.
    */
   async legacyPosition(
     db: Queryable,
     workspaceId: string,
     txId: string,
     seq: string,
-  ): Promise<EventPosition | 'expired'> {
-    const { rows } = await db.query<{ expired: boolean; stamp: string | null }>(
-      `SELECT EXISTS (SELECT 1 FROM events_purged
+  ): Promise<EventPosition | 'expired' | null> {
+    const { rows } = await db.query<{ issued: boolean; expired: boolean; stamp: string | null }>(
+      `SELECT EXISTS (SELECT 1 FROM events_legacy_positions WHERE workspace_id = $1)
+              OR EXISTS (SELECT 1 FROM events_purged WHERE workspace_id = $1 AND legacy_tx_id IS NOT NULL) AS issued,
+              EXISTS (SELECT 1 FROM events_purged
                        WHERE workspace_id = $1 AND (legacy_tx_id, legacy_seq) > ($2::xid8, $3::bigint)) AS expired,
               (SELECT stamp::text FROM events_legacy_positions
                 WHERE workspace_id = $1 AND (tx_id, seq) <= ($2::xid8, $3::bigint)
@@ -101,6 +106,7 @@ export const eventsRepository = {
       'events_legacy_position',
     );
     const row = rows[0]!;
+    if (!row.issued) return null;
     return row.expired ? 'expired' : [row.stamp ?? '0', '0'];
   },
 

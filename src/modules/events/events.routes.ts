@@ -58,8 +58,8 @@ function toEvents(codec: EventIdCodec, workspaceId: string, rows: readonly Event
 /**
  * A page of the feed as JSON, written as the route's schema (Page of Event) writes it — the same
  * properties in the same order — with each event spliced in as the text the store keeps for it
- * (db/migrations/0012), its id put first. Building each event's JSON on every read was the feed's
- * largest cost. test/events-feed-json.test.ts holds pages to the schema's serializer byte for byte.
+ * (db/migrations/0012), its id put first: a read builds no event's JSON, which would be the largest
+ * cost of a page. test/events-feed-json.test.ts holds pages to the schema's serializer byte for byte.
  */
 function feedPageJson(page: PageOf<FeedEvent>): string {
   let events = '';
@@ -75,14 +75,16 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   /** The position `after` names in this workspace's feed; 400 when none, 410 when expired. */
   const startOf = async (ids: EventIdCodec, workspaceId: string, after: string): Promise<EventPosition> => {
     const parsed = ids.decode(workspaceId, after);
-    if (!parsed) {
+    const position =
+      parsed?.kind === 'legacy'
+        ? await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq)
+        : (parsed?.position ?? null);
+    if (position === null) {
       throw new ApiError('invalid_query_parameter', {
         message: 'after must be the id of an event of this feed, or a position from GET /v2/events/head.',
         details: { parameter: 'after' },
       });
     }
-    if (parsed.kind === 'position') return parsed.position;
-    const position = await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq);
     if (position === 'expired') throw eventsExpired(services.config.eventsRetentionDays, 'after', 'expired');
     return position;
   };

@@ -1,6 +1,6 @@
 // The events feed as the API shows it: the event, the feed's query and its head. An event's data
 // is the resource as its own GET returns it, or the resource's tombstone after a deletion.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { Cursor, DateTime, Limit, NullableString, StringEnum } from '../../shared/schemas.js';
 import { RESOURCE_TYPES, RESOURCES, type ResourceType } from '../resources.js';
 import { EVENT_ID_PATTERN } from './event-ids.js';
@@ -9,7 +9,8 @@ const RESOURCE_TYPE = `(${RESOURCE_TYPES.join('|')})`;
 const RESOURCE_TYPE_LIST = `^${RESOURCE_TYPE}(,${RESOURCE_TYPE})*$`;
 const EVENT_TYPE = `${RESOURCE_TYPE}\\.(created|updated|deleted)`;
 const EVENT_TYPE_LIST = `^${EVENT_TYPE}(,${EVENT_TYPE})*$`;
-// An event id, or an id of the earlier format evt_<n>_<n> kept by a follower from before.
+// An event id, or an id of the earlier format evt_<n>_<n>: a workspace whose feed had events when
+// db/migrations/0009 ran may have followers holding one (events.repository.ts, legacyPosition).
 const POSITION = '^evt_([A-Za-z0-9_-]{22}|[0-9]{1,20}_[0-9]{1,20})$';
 
 const eventId = Type.String({
@@ -92,7 +93,6 @@ export const Event = Type.Union(
       'A change: type is <resource_type>.created, .updated or .deleted. data is the resource after the change, exactly as GET returns it; for a deletion, and for every earlier event of a resource since deleted, its tombstone ({"id": ...}, and for a contact also its "external_id").',
   },
 );
-export type EventT = Static<typeof Event>;
 
 export const EventsQuery = Type.Object(
   {
@@ -103,7 +103,7 @@ export const EventsQuery = Type.Object(
         pattern: POSITION,
         maxLength: 45,
         description:
-          'Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. Ids of the earlier format evt_<n>_<n> are still accepted.',
+          'Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. An id of the earlier format evt_<n>_<n> is accepted in a workspace that issued it, and refused like any other id elsewhere.',
       }),
     ),
     type: Type.Optional(

@@ -43,7 +43,21 @@ const webhookContext = (ctx: OwnerContext): WebhookContext => ({
   webhooks: ctx.webhooks ?? DEFAULT_WEBHOOK_SENDING,
 });
 
-type WebhookInput<N extends keyof typeof webhookCommands> = Parameters<(typeof webhookCommands)[N]>[1];
+type WebhookCommands = typeof webhookCommands;
+
+/** The webhook commands (modules/webhooks/webhooks.service.ts) as owner commands: the same names and inputs. */
+const ownerWebhookCommands = Object.fromEntries(
+  Object.entries(webhookCommands).map(([name, command]) => [
+    name,
+    (ctx: OwnerContext, input: unknown) =>
+      (command as (c: WebhookContext, i: unknown) => Promise<unknown>)(webhookContext(ctx), input),
+  ]),
+) as {
+  [N in keyof WebhookCommands]: (
+    ctx: OwnerContext,
+    input: Parameters<WebhookCommands[N]>[1],
+  ) => ReturnType<WebhookCommands[N]>;
+};
 
 export interface CreatedKey extends ApiKeyRow {
   /** The full API key: shown once, never stored. */
@@ -311,23 +325,8 @@ export const ownerCommands = {
     return deleteResource(ctx, 'appointments', id, `No appointment ${id}.`);
   },
 
-  // Webhook endpoints (modules/webhooks/webhooks.service.ts), by name through the same channel.
-  createWebhook: (ctx: OwnerContext, input: WebhookInput<'createWebhook'>) =>
-    webhookCommands.createWebhook(webhookContext(ctx), input),
-  listWebhooks: (ctx: OwnerContext, input: WebhookInput<'listWebhooks'>) =>
-    webhookCommands.listWebhooks(webhookContext(ctx), input),
-  setWebhookStatus: (ctx: OwnerContext, input: WebhookInput<'setWebhookStatus'>) =>
-    webhookCommands.setWebhookStatus(webhookContext(ctx), input),
-  deleteWebhook: (ctx: OwnerContext, input: WebhookInput<'deleteWebhook'>) =>
-    webhookCommands.deleteWebhook(webhookContext(ctx), input),
-  rotateWebhookSecret: (ctx: OwnerContext, input: WebhookInput<'rotateWebhookSecret'>) =>
-    webhookCommands.rotateWebhookSecret(webhookContext(ctx), input),
-  testWebhook: (ctx: OwnerContext, input: WebhookInput<'testWebhook'>) =>
-    webhookCommands.testWebhook(webhookContext(ctx), input),
-  webhookDeliveries: (ctx: OwnerContext, input: WebhookInput<'webhookDeliveries'>) =>
-    webhookCommands.webhookDeliveries(webhookContext(ctx), input),
-  replayWebhook: (ctx: OwnerContext, input: WebhookInput<'replayWebhook'>) =>
-    webhookCommands.replayWebhook(webhookContext(ctx), input),
+  // Webhook endpoints, by name through the same channel.
+  ...ownerWebhookCommands,
 };
 
 /** Deletes one row as the product does, in one statement (rows first, then the sync clock). */
@@ -349,7 +348,7 @@ async function deleteResource(
   return rows[0];
 }
 
-export type OwnerCommands = typeof ownerCommands;
+type OwnerCommands = typeof ownerCommands;
 export type OwnerCommandName = keyof OwnerCommands;
 export type OwnerInput<N extends OwnerCommandName> = Parameters<OwnerCommands[N]>[1];
 export type OwnerOutput<N extends OwnerCommandName> = Awaited<ReturnType<OwnerCommands[N]>>;

@@ -101,17 +101,22 @@ export const DEFAULT_SEED: SeedAmounts = {
 const internalText = (internal: string | null, fallback: string) =>
   internal === null ? fallback : `${fallback} ${internal}`;
 
-export async function seedContacts(
-  db: Queryable,
-  workspaceId: string,
-  count: number,
-  internal: string | null = null,
-  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
-  first = 1,
-): Promise<number> {
-  if (count <= 0) return 0;
-  const { rowCount } = await db.query(
-    `INSERT INTO contacts (workspace_id, name, company_name, email, phone, whatsapp, origin, status, notes, ai_memory,
+/**
+ * Seeds `count` rows of a resource with one INSERT. Its parameters are $1 the workspace, $2 the
+ * count, then those `params` gives for the `internal` marker, and last the number of the first
+ * row: parts of one seed continue the series (statuses, starts, names).
+ */
+function insertSeeder(sql: string, params: (internal: string | null) => unknown[]) {
+  return async (db: Queryable, workspaceId: string, count: number, internal: string | null = null, first = 1) => {
+    if (count <= 0) return 0;
+    const { rowCount } = await db.query(sql, [workspaceId, count, ...params(internal), first]);
+    return rowCount;
+  };
+}
+
+/** Contacts with every status, origin and channel mix, some without email or phone. */
+export const seedContacts = insertSeeder(
+  `INSERT INTO contacts (workspace_id, name, company_name, email, phone, whatsapp, origin, status, notes, ai_memory,
                            created_at, updated_at)
      SELECT $1, s.name, s.company, s.email, s.phone, s.whatsapp, s.origin, s.status, $8::text,
             jsonb_build_object('summary', $9::text, 'preferences', jsonb_build_array($9::text)),
@@ -130,34 +135,20 @@ export async function seedContacts(
                 now() - random() * interval '180 days' AS created_at
            FROM generate_series($10::int, $10::int + $2::int - 1) AS g
        ) s`,
-    [
-      workspaceId,
-      count,
-      FIRST_NAMES,
-      LAST_NAMES,
-      COMPANIES,
-      ORIGINS,
-      [...CONTACT_STATUSES],
-      internalText(internal, 'Prefers calls after 5 pm; price sensitive.'),
-      internalText(internal, 'Asked twice about installments.'),
-      first,
-    ],
-  );
-  return rowCount;
-}
+  (internal) => [
+    FIRST_NAMES,
+    LAST_NAMES,
+    COMPANIES,
+    ORIGINS,
+    [...CONTACT_STATUSES],
+    internalText(internal, 'Prefers calls after 5 pm; price sensitive.'),
+    internalText(internal, 'Asked twice about installments.'),
+  ],
+);
 
 /** Appointments over every status, most with a start (in the past and the future), many tied to contacts. */
-export async function seedAppointments(
-  db: Queryable,
-  workspaceId: string,
-  count: number,
-  internal: string | null = null,
-  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
-  first = 1,
-): Promise<number> {
-  if (count <= 0) return 0;
-  const { rowCount } = await db.query(
-    `WITH pool AS (
+export const seedAppointments = insertSeeder(
+  `WITH pool AS (
        SELECT array_agg(id) AS ids FROM (
          SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY random() LIMIT 5000) c
      ), ws AS (SELECT timezone FROM workspaces WHERE id = $1)
@@ -177,29 +168,12 @@ export async function seedAppointments(
                 now() - random() * interval '120 days' AS created_at
            FROM pool, generate_series($6::int, $6::int + $2::int - 1) AS g
        ) a`,
-    [
-      workspaceId,
-      count,
-      [...APPOINTMENT_STATUSES],
-      SOURCES,
-      internalText(internal, 'Needs the ground-floor room.'),
-      first,
-    ],
-  );
-  return rowCount;
-}
+  (internal) => [[...APPOINTMENT_STATUSES], SOURCES, internalText(internal, 'Needs the ground-floor room.')],
+);
 
-export async function seedCatalogItems(
-  db: Queryable,
-  workspaceId: string,
-  count: number,
-  internal: string | null = null,
-  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
-  first = 1,
-): Promise<number> {
-  if (count <= 0) return 0;
-  const { rowCount } = await db.query(
-    `INSERT INTO catalog_items (workspace_id, kind, name, description, price_amount, currency, duration_minutes, active,
+/** The catalog's products and services, repeated with a number past its length; every seventh retired. */
+export const seedCatalogItems = insertSeeder(
+  `INSERT INTO catalog_items (workspace_id, kind, name, description, price_amount, currency, duration_minutes, active,
                                 private_notes, internal_metadata)
      SELECT $1, c.kind, c.name || CASE WHEN g > $3 THEN ' ' || ((g - 1) / $3 + 1) ELSE '' END, c.description,
             c.price, CASE WHEN c.price IS NULL THEN NULL ELSE 'BRL' END, c.duration, g % 7 <> 0,
@@ -207,27 +181,15 @@ export async function seedCatalogItems(
        FROM generate_series($7::int, $7::int + $2::int - 1) AS g
        JOIN jsonb_to_recordset($6::jsonb) AS c (i int, kind text, name text, description text, price bigint, duration int)
          ON c.i = (g - 1) % $3`,
-    [
-      workspaceId,
-      count,
-      CATALOG.length,
-      internalText(internal, 'Margin 38%; do not discount below 10%.'),
-      internalText(internal, 'Supplier renegotiation due in March.'),
-      JSON.stringify(
-        CATALOG.map(([kind, name, description, price, duration], i) => ({
-          i,
-          kind,
-          name,
-          description,
-          price,
-          duration,
-        })),
-      ),
-      first,
-    ],
-  );
-  return rowCount;
-}
+  (internal) => [
+    CATALOG.length,
+    internalText(internal, 'Margin 38%; do not discount below 10%.'),
+    internalText(internal, 'Supplier renegotiation due in March.'),
+    JSON.stringify(
+      CATALOG.map(([kind, name, description, price, duration], i) => ({ i, kind, name, description, price, duration })),
+    ),
+  ],
+);
 
 /** Conversations on several channels for existing contacts; returns their ids. */
 export async function seedConversations(
@@ -301,18 +263,10 @@ export async function finishConversations(
   );
 }
 
-export async function seedAutomations(
-  db: Queryable,
-  workspaceId: string,
-  count: number,
-  internal: string | null = null,
-  /** number of the first row: parts of one seed continue the series (statuses, starts, names) */
-  first = 1,
-): Promise<number> {
-  if (count <= 0) return 0;
-  const secret = internalText(internal, 'internal');
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO automations (workspace_id, name, status, trigger_kind, last_run_at, run_count, success_count,
+/** Automations of every status with their rules and one run log each (one log row per automation). */
+export const seedAutomations = insertSeeder(
+  `WITH created AS (
+     INSERT INTO automations (workspace_id, name, status, trigger_kind, last_run_at, run_count, success_count,
                               failure_count, rules, conditions, actions)
      SELECT $1, a.name || CASE WHEN g > $3 THEN ' ' || ((g - 1) / $3 + 1) ELSE '' END, a.status, a.trigger_kind,
             CASE WHEN a.status = 'draft' THEN NULL ELSE now() - g * interval '3 hours' END,
@@ -323,23 +277,16 @@ export async function seedAutomations(
             jsonb_build_array(jsonb_build_object('send_template', $4::text))
        FROM generate_series($6::int, $6::int + $2::int - 1) AS g
        JOIN jsonb_to_recordset($5::jsonb) AS a (i int, name text, status text, trigger_kind text) ON a.i = (g - 1) % $3
-     RETURNING id`,
-    [
-      workspaceId,
-      count,
-      AUTOMATIONS.length,
-      secret,
-      JSON.stringify(AUTOMATIONS.map(([name, status, trigger_kind], i) => ({ i, name, status, trigger_kind }))),
-      first,
-    ],
-  );
-  await db.query(
-    `INSERT INTO automation_logs (workspace_id, automation_id, message, details)
-     SELECT $1, id, 'run finished: ' || $3::text, jsonb_build_object('trace', $3::text) FROM unnest($2::uuid[]) AS id`,
-    [workspaceId, rows.map((r) => r.id), secret],
-  );
-  return rows.length;
-}
+     RETURNING id
+   )
+   INSERT INTO automation_logs (workspace_id, automation_id, message, details)
+   SELECT $1, id, 'run finished: ' || $4::text, jsonb_build_object('trace', $4::text) FROM created`,
+  (internal) => [
+    AUTOMATIONS.length,
+    internalText(internal, 'internal'),
+    JSON.stringify(AUTOMATIONS.map(([name, status, trigger_kind], i) => ({ i, name, status, trigger_kind }))),
+  ],
+);
 
 /** The workspace's own internal data: billing, credentials, notes on its stages. */
 export async function seedWorkspaceInternals(

@@ -34,7 +34,7 @@ import {
 } from './webhooks.repository.js';
 
 /** The channel the database wakes delivery processes on; the payload is a workspace id. */
-export const WAKE_CHANNEL = 'webhook_work';
+const WAKE_CHANNEL = 'webhook_work';
 /** Events turned into deliveries per endpoint and statement; a full batch is followed by another at once. */
 const ENQUEUE_BATCH = 1_000;
 /**
@@ -71,15 +71,14 @@ const SWEEP_INTERVAL_MS = 10_000;
 /** A lease outlives the request's time limit by this much, so it never expires under a live attempt. */
 const LEASE_MARGIN_MS = 5_000;
 /**
- * Failed attempts in a row after which an endpoint counts as down and backs off as a whole: it is
- * paused for a second (or the first retry's wait, when shorter), then tried with one attempt at a
- * time, each failed probe doubling the pause up to a minute, until it answers 2xx; then every
+ * An endpoint that failed `after` attempts in a row counts as down and backs off as a whole: it is
+ * paused for `firstMs` (or the first retry's wait, when shorter), then tried with one attempt at a
+ * time, each failed probe doubling the pause up to `maxMs`, until it answers 2xx; then every
  * pending delivery is due at once.
  */
-const PAUSE_AFTER_FAILURES = 5;
-/** Waits between tries to record an attempt's result while the store cannot be reached. */
-const RECORD_RETRY_FIRST_MS = 100;
-const RECORD_RETRY_MAX_MS = 1_000;
+const ENDPOINT_PAUSE = { after: 5, firstMs: 1_000, maxMs: 60_000 };
+/** Waits between tries to record an attempt's result while the store cannot be reached: doubling up to maxMs. */
+const RECORD_RETRY = { firstMs: 100, maxMs: 1_000 };
 /**
  * How soon another turn comes after one that found the claim's turn taken, or an endpoint held by
  * another transaction.
@@ -87,11 +86,9 @@ const RECORD_RETRY_MAX_MS = 1_000;
 const TURN_RETRY_MS = 10;
 /** The least time between two turns started because this process wrote (`nudge`). */
 const NUDGE_INTERVAL_MS = 20;
-const FIRST_PAUSE_MS = 1_000;
-const MAX_PAUSE_MS = 60_000;
 const LAST_SEQ = MAX_SEQ.toString();
 
-export interface DeliveryLog {
+interface DeliveryLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
 }
@@ -115,8 +112,28 @@ const inFeedOrder = (ds: ClaimedDelivery[]): ClaimedDelivery[] =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Runs `write` until it succeeds (the store may be unreachable for a moment), waiting
+ * RECORD_RETRY.firstMs after the first failure and twice as long after each next one, up to
+ * RECORD_RETRY.maxMs. After a failure, `tryAgain(nextTryAt, err)` says whether the result is still
+ * worth recording at that time (a lease still held); when it is not, the failure is thrown.
+ */
+async function recordRetrying(
+  write: () => Promise<void>,
+  tryAgain: (nextTryAt: number, err: Error) => boolean,
+): Promise<void> {
+  for (let wait = RECORD_RETRY.firstMs; ; wait = Math.min(wait * 2, RECORD_RETRY.maxMs)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!tryAgain(Date.now() + wait, err as Error)) throw err;
+      await sleep(wait);
+    }
+  }
+}
+
 /** `ms` moved by up to ±20%, so retries of many deliveries that failed together spread out. */
-export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
+const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 /** The event type at the head of a stored event text ({"type":"contact.created",…}). */
 const eventTypeOf = (feedJson: string): string | null => /^\{"type":"([a-z_]+\.[a-z]+)"/.exec(feedJson)?.[1] ?? null;
@@ -165,25 +182,22 @@ class AcknowledgementWriter {
   }
 
   async #write(batch: PendingAck[]): Promise<void> {
-    for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
-      try {
-        const { recovered } = await webhooksRepository.acknowledge(
-          this.db,
-          batch.map((b) => b.ack),
-          PAUSE_AFTER_FAILURES,
-        );
+    await recordRetrying(
+      async () => {
+        const acks = batch.map((b) => b.ack);
+        const { recovered } = await webhooksRepository.acknowledge(this.db, acks, ENDPOINT_PAUSE.after);
         this.onRecovered(recovered);
         for (const b of batch) b.done();
-        return;
-      } catch (err) {
-        const nextTry = Date.now() + wait;
-        const kept = batch.filter((b) => !this.stopped() && nextTry < b.leaseEndsAt - RECORD_RETRY_MAX_MS);
-        for (const b of batch) if (!kept.includes(b)) b.done(err as Error);
-        if (kept.length === 0) return;
+      },
+      (nextTryAt, err) => {
+        const kept = batch.filter((b) => !this.stopped() && nextTryAt < b.leaseEndsAt - RECORD_RETRY.maxMs);
+        for (const b of batch) if (!kept.includes(b)) b.done(err);
         batch = kept;
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
+        return kept.length > 0;
+      },
+    ).catch(() => {
+      // every answer of the batch has been told of the failure
+    });
   }
 }
 
@@ -381,7 +395,7 @@ export class WebhookDelivery {
     const claimed = await webhooksRepository.claim(db, free, leaseMs, {
       endpoint: config.endpointConcurrency,
       workspace: config.workspaceConcurrency,
-      probeAfterFailures: PAUSE_AFTER_FAILURES,
+      probeAfterFailures: ENDPOINT_PAUSE.after,
       run: RUN_PER_SLOT,
     });
     if (claimed === null) {
@@ -506,7 +520,7 @@ export class WebhookDelivery {
           continue;
         }
         const { d, leaseEndsAt } = queue[sent]!;
-        if (sent > 0 && Date.now() + config.timeoutMs + RECORD_RETRY_MAX_MS >= leaseEndsAt) break;
+        if (sent > 0 && Date.now() + config.timeoutMs + RECORD_RETRY.maxMs >= leaseEndsAt) break;
         sent++;
         const answered = await this.#attempt(d, leaseEndsAt);
         if (!answered) break;
@@ -599,9 +613,9 @@ export class WebhookDelivery {
       };
     }
     // Recorded while the lease is held, however many tries that takes.
-    for (let wait = RECORD_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS)) {
-      try {
-        await db.transaction(async (tx) => {
+    await recordRetrying(
+      () =>
+        db.transaction(async (tx) => {
           await this.#settleFailure(tx, d, result, attempt);
           await webhooksRepository.recordAttempt(tx, {
             endpointId: d.endpoint_id,
@@ -612,13 +626,10 @@ export class WebhookDelivery {
             durationMs: result.durationMs,
             error: result.error,
           });
-        });
-        return null;
-      } catch (err) {
-        if (this.#stopped || Date.now() + wait >= leaseEndsAt - RECORD_RETRY_MAX_MS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
+        }),
+      (nextTryAt) => !this.#stopped && nextTryAt < leaseEndsAt - RECORD_RETRY.maxMs,
+    );
+    return null;
   }
 
   async #settleFailure(tx: Queryable, d: ClaimedDelivery, r: AttemptResult, attempt: number): Promise<void> {
@@ -635,9 +646,8 @@ export class WebhookDelivery {
         });
     if (!held) return;
     const health = await webhooksRepository.recordFailure(tx, d.endpoint_id, d.probe, {
-      after: PAUSE_AFTER_FAILURES,
-      firstMs: Math.min(schedule[0] ?? FIRST_PAUSE_MS, FIRST_PAUSE_MS),
-      maxMs: MAX_PAUSE_MS,
+      ...ENDPOINT_PAUSE,
+      firstMs: Math.min(schedule[0] ?? ENDPOINT_PAUSE.firstMs, ENDPOINT_PAUSE.firstMs),
     });
     const last = r.status !== null ? `HTTP ${r.status}` : (r.error ?? r.outcome);
     // Failing as long as the whole schedule lasts, whether by one event's retries or by probes.

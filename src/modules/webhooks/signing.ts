@@ -12,9 +12,6 @@ export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64');
 }
 
-/** What `webhooks list` may show of a secret: enough to tell two apart, nothing to sign with. */
-export const secretHint = (secret: string): string => `${secret.slice(0, SECRET_PREFIX.length + 4)}…`;
-
 function signingKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 }

@@ -10,7 +10,7 @@ import { Event } from '../events/events.schemas.js';
 import { USER_AGENT } from './http-target.js';
 
 /** The id of a test message: "test_" and 16 random bytes in base64url, never an event id. */
-export const TEST_MESSAGE_ID_PATTERN = '^test_[A-Za-z0-9_-]{22}$';
+const TEST_MESSAGE_ID_PATTERN = '^test_[A-Za-z0-9_-]{22}$';
 
 export const WebhookTest = Type.Object(
   {

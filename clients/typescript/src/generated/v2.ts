@@ -2766,7 +2766,7 @@ export interface operations {
         limit?: components['parameters']['Limit'];
         /** @description The opaque page.next_cursor of the previous page, with the same filters. */
         cursor?: components['parameters']['Cursor'];
-        /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. Ids of the earlier format evt_<n>_<n> are still accepted. */
+        /** @description Id of the last event already processed, or the position from GET /v2/events/head: the feed continues right after it. 410 events_expired when retention has deleted events after it. An id of the earlier format evt_<n>_<n> is accepted in a workspace that issued it, and refused like any other id elsewhere. */
         after?: string;
         /** @description Only these event types, comma-separated, e.g. contact.created,contact.deleted. 403 insufficient_scope for a type the key may not read. */
         type?: string;

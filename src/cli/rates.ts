@@ -1,5 +1,4 @@
-// Parsing of the CLI's human-friendly amounts: durations (90s, 15m, 24h, 30d) and rates (600/min).
-export { parseDuration } from '../shared/durations.js';
+// The CLI's human-friendly rates (600/min); its durations (90s, 15m, 24h, 30d) are shared/durations.ts.
 
 /** "600/min", "600/m", "10/s" or "600": requests per minute, a whole number. */
 export function parseRatePerMinute(text: string): number | null {
