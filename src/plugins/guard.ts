@@ -27,7 +27,7 @@ interface GuardOptions {
 
 /**
  * How long a place among a key's concurrent requests is held at most: longer than any request may
- * run (Fastify's requestTimeout, 30 s), so only a place whose process died runs out.
+ * run (REQUEST_TIMEOUT_MS, at most 30 s), so only a place whose process died runs out.
  */
 const CONCURRENCY_LEASE_MS = 45_000;
 

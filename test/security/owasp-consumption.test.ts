@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.js';
 import { SCOPES } from '../../src/shared/scopes.js';
 import { idem, sleep, startTestServer } from '../harness.js';
 import {
@@ -294,6 +295,8 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
       },
     );
     assert.deepEqual(configured, { requestMs: 30_000, connectionIdleMs: 60_000, keepAliveMs: 72_000 }, 'the defaults');
+    // A key's place among its concurrent requests is leased for 45 s: no longer request deadline is taken.
+    assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '30001' }), /REQUEST_TIMEOUT_MS must be <= 30000/);
 
     const { hostname, port } = new URL(server.baseUrl);
     const slow: net.Socket[] = [];
