@@ -3,13 +3,13 @@
 // deleted contact), and the owner's test message, caught by a local receiver and validated with
 // Ajv against the committed document — headers and body.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { committedDocument } from './openapi-documents.js';
-import { contactBody, idem, type TestServer } from './harness.js';
-import { Receiver, waitFor, webhookTestServer, type Delivery } from './webhooks-support.js';
+import { contactBody, idem } from './harness.js';
+import { Receiver, waitFor, useWebhookTestServer, type Delivery } from './webhooks-support.js';
 
 type Json = Record<string, any>;
 
@@ -51,18 +51,12 @@ function problems(documented: ReturnType<typeof deliveryOf>, d: Delivery): strin
   return found;
 }
 
-let running: { server: TestServer; close(): Promise<void> } | undefined;
-let server: TestServer;
 const receiver = new Receiver();
-
-before(async () => {
-  running = await webhookTestServer('wsapi_openapi_webhooks', {});
-  server = running.server;
+const server = useWebhookTestServer('wsapi_openapi_webhooks', {}, async () => {
   await receiver.start();
 });
 after(async () => {
   await receiver.close();
-  await running?.close();
 });
 
 describe('the webhooks section of the v2 document', () => {

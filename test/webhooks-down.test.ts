@@ -5,27 +5,25 @@
 // over a store of this file's own (PGlite, or a PostgreSQL database), with a retry schedule of a
 // single one-minute wait, so nothing here is delivered by an event's own retry.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, STORE, type TestServer } from './harness.js';
-import { Receiver, waitFor, webhookTestServer, type Delivery } from './webhooks-support.js';
+import { contactBody, idem, sleep, STORE } from './harness.js';
+import { Receiver, waitFor, useWebhookTestServer, type Delivery } from './webhooks-support.js';
 
 const TIMEOUT_MS = 300;
 const EVENTS = 40;
 
-let running: { server: TestServer; close(): Promise<void> } | undefined;
-let server: TestServer;
 let receiver: Receiver;
-
-before(async () => {
-  running = await webhookTestServer('wsapi_webhooks_down', { retryScheduleMs: [60_000], timeoutMs: TIMEOUT_MS });
-  server = running.server;
-  receiver = await new Receiver().start();
-});
+const server = useWebhookTestServer(
+  'wsapi_webhooks_down',
+  { retryScheduleMs: [60_000], timeoutMs: TIMEOUT_MS },
+  async () => {
+    receiver = await new Receiver().start();
+  },
+);
 
 after(async () => {
   await receiver?.close();
-  await running?.close();
 });
 
 /** The most attempts of `deliveries` in flight at one time. */

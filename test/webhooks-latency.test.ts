@@ -4,26 +4,20 @@
 // server answered the write or another process made it (the owner's commands, straight on the
 // store). One server over a store of this file's own.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, STORE, type TestServer } from './harness.js';
-import { Receiver, waitFor, webhookTestServer } from './webhooks-support.js';
+import { contactBody, idem, sleep, STORE } from './harness.js';
+import { Receiver, waitFor, useWebhookTestServer } from './webhooks-support.js';
 
 const POLL_MS = 10_000;
 
-let running: { server: TestServer; close(): Promise<void> } | undefined;
-let server: TestServer;
 let receiver: Receiver;
-
-before(async () => {
-  running = await webhookTestServer('wsapi_webhooks_latency', { pollIntervalMs: POLL_MS });
-  server = running.server;
+const server = useWebhookTestServer('wsapi_webhooks_latency', { pollIntervalMs: POLL_MS }, async () => {
   receiver = await new Receiver().start();
 });
 
 after(async () => {
   await receiver?.close();
-  await running?.close();
 });
 
 /**

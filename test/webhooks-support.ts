@@ -10,11 +10,13 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import type { WebhookConfig } from '../src/config.js';
-import { openTestDatabase, startTestServer, STORE, type TestServer } from './harness.js';
+import { openTestDatabase, STORE, type TestServer } from './harness.js';
+import { useTestServer } from './test-server.js';
 import { newDatabase } from './servers.js';
 
 export interface Delivery {
@@ -188,35 +190,37 @@ export async function ownTestStore(prefix: string): Promise<OwnTestStore> {
 }
 
 /**
- * A server delivering webhooks over a store of the test file's own (`ownTestStore`), to receivers
- * on this machine: every process setting of the product's defaults but those the test gives.
+ * The file's server, delivering webhooks over a store of its own (`ownTestStore`) to receivers on
+ * this machine: every process setting of the product's defaults but those the test gives. `setup`
+ * runs once it is up (useTestServer's).
  */
-export async function webhookTestServer(
+export function useWebhookTestServer(
   prefix: string,
   webhooks: Partial<WebhookConfig>,
-): Promise<{ server: TestServer; close(): Promise<void> }> {
-  const store = await ownTestStore(prefix);
-  const server = await startTestServer({
-    db: store.db,
-    config: {
-      webhooks: {
-        delivery: true,
-        retryScheduleMs: [1_000],
-        timeoutMs: 1_000,
-        targets: 'public+loopback',
-        pollIntervalMs: 50,
-        concurrency: 8,
-        endpointConcurrency: 4,
-        workspaceConcurrency: 4,
-        ...webhooks,
+  setup?: () => Promise<void>,
+): TestServer {
+  let store: OwnTestStore | undefined;
+  const server = useTestServer(async () => {
+    store = await ownTestStore(prefix);
+    return {
+      db: store.db,
+      config: {
+        webhooks: {
+          delivery: true,
+          retryScheduleMs: [1_000],
+          timeoutMs: 1_000,
+          targets: 'public+loopback',
+          pollIntervalMs: 50,
+          concurrency: 8,
+          endpointConcurrency: 4,
+          workspaceConcurrency: 4,
+          ...webhooks,
+        },
       },
-    },
+      ...(setup ? { setup } : {}),
+    };
   });
-  return {
-    server,
-    close: async () => {
-      await server.close();
-      await store.close();
-    },
-  };
+  // After the server has stopped (its after hook is registered first).
+  after(async () => store?.close());
+  return server;
 }
