@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { RESOURCE_TYPES } from '../src/modules/resources.js';
+import { RESOURCE_TYPES, GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { DEFAULT_CONTACT_STATUS } from '../src/modules/contacts/contacts.schemas.js';
 import {
   idem,
@@ -54,7 +54,7 @@ before(async () => {
   // One connection (PGlite always has one): every statement the requests prepared is on it, where
   // pg_prepared_statements shows them.
   db = process.env.DATABASE_URL ? createPostgresDatabase(process.env.DATABASE_URL, 1) : await openTestDatabase();
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   server = await startTestServer({ db });
   ws = await server.workspace({ rateLimitPerMinute: 1_000_000 });
   writer = (await ws.newKey(['contacts:write'], { rateLimitPerMinute: 1_000_000 })).key;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { contactBody, idem, startTestServer, STORE, type TestServer } from './harness.js';
 
 if (STORE === 'postgres') {
@@ -18,7 +19,7 @@ if (STORE === 'postgres') {
       const url = new URL(process.env.DATABASE_URL!);
       url.searchParams.set('options', '-c lock_timeout=200');
       db = createPostgresDatabase(url.toString(), 4);
-      await migrate(db);
+      await migrate(db, GENERATED_DATABASE_CODE);
       server = await startTestServer({ db });
       holder = createPostgresDatabase(process.env.DATABASE_URL!, 1);
     });

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import type { WebhookConfig } from '../src/config.js';
 import { openTestDatabase, startTestServer, STORE, type TestServer } from './harness.js';
 import { newDatabase } from './servers.js';
@@ -176,7 +177,7 @@ export async function ownTestStore(prefix: string): Promise<OwnTestStore> {
   }
   const own = await ownPostgresDatabase(prefix);
   const db = createPostgresDatabase(own.url, 10);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   return {
     db,
     url: own.url,
