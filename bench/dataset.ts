@@ -11,6 +11,7 @@ import pg from 'pg';
 import { createPostgresDatabase, type Database, type Queryable } from '../src/infra/database.js';
 import { instanceSetting, recordInstanceSetting } from '../src/infra/instance-settings.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { seedAppointments, seedContacts } from '../src/modules/owner/seed.js';
 import { DATASET, DATASET_VERSION } from './settings.js';
 
@@ -71,7 +72,7 @@ async function openMigrated(url: string): Promise<Database> {
   // Two connections: the load runs two streams of work, one per core.
   const db = createPostgresDatabase(url, 2);
   try {
-    await migrate(db);
+    await migrate(db, GENERATED_DATABASE_CODE);
   } catch (err) {
     await db.close();
     throw err;

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { MIX, runLoad, type LoadResult } from './soak-load.js';
 
@@ -303,7 +304,7 @@ async function main(): Promise<number> {
   await ensureDatabase(o.databaseUrl);
   const db = createPostgresDatabase(o.databaseUrl, 4);
   try {
-    await migrate(db);
+    await migrate(db, GENERATED_DATABASE_CODE);
     const owner: OwnerContext = { db, defaultRateLimitPerMinute: 600 };
     const ws = await ownerCommands.createWorkspace(owner, { name: `soak-${new Date().toISOString()}` });
     const scopes = ['contacts:read', 'contacts:write'];

@@ -22,6 +22,7 @@ import prettier from 'prettier';
 import { loadConfig } from '../src/config.js';
 import { createPostgresDatabase } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { webhookCommands, type WebhookContext } from '../src/modules/webhooks/webhooks.service.js';
 import { BENCH_ORIGIN, withAdmin } from './dataset.js';
@@ -123,7 +124,7 @@ export async function measureWebhooks(
   });
   let service: Server | null = null;
   try {
-    await migrate(db);
+    await migrate(db, GENERATED_DATABASE_CODE);
     const workspace = await ownerCommands.createWorkspace({ db, defaultRateLimitPerMinute: 600 }, { name: 'webhooks' });
     const { key } = await ownerCommands.createKey(
       { db, defaultRateLimitPerMinute: RATE_LIMIT_PER_MINUTE },

@@ -6,13 +6,14 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createEmbeddedDatabase } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 
 export const PUBLISHED_VERSIONS = ['v1', 'v2'] as const;
 
 /** The documents as served under the default configuration, or under `env` when given. */
 export async function renderDocuments(env: Record<string, string> = {}): Promise<Record<string, string>> {
   const db = await createEmbeddedDatabase(null);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   const built = await buildApp(loadConfig({ ...env, LOG_LEVEL: 'silent' }), db, { logger: false });
   try {
     const out: Record<string, string> = {};

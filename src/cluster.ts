@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Config } from './config.js';
 import { openStore } from './infra/store.js';
+import { GENERATED_DATABASE_CODE } from './modules/resources.js';
 import { startServer } from './server.js';
 
 export class WorkersUnsupported extends Error {}
@@ -29,7 +30,7 @@ export async function serve(config: Config, workers: number): Promise<void> {
     return;
   }
 
-  const store = await openStore(config, { poolSize: 1 }); // applies pending migrations, once
+  const store = await openStore(config, { code: GENERATED_DATABASE_CODE, poolSize: 1 }); // applies pending migrations, once
   await store.close();
 
   let stopping = false;

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStore } from './infra/store.js';
+import { GENERATED_DATABASE_CODE } from './modules/resources.js';
 import { ownerSocketPath, startOwnerChannel } from './modules/owner/owner-channel.js';
 import { ownerCommands, type OwnerContext } from './modules/owner/owner.service.js';
 import { workspacesRepository } from './modules/workspaces/workspaces.repository.js';
@@ -17,7 +18,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  const store = await openStore(config);
+  const store = await openStore(config, { code: GENERATED_DATABASE_CODE });
   const ownerContext: OwnerContext = {
     db: store.db,
     defaultRateLimitPerMinute: config.defaultRateLimitPerMinute,

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem, sleep } from './harness.js';
 import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from './processes.js';
@@ -23,7 +24,7 @@ let owner: OwnerContext;
 before(async () => {
   if (withoutPostgres) return;
   db = createPostgresDatabase(DATABASE_URL, 4);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   owner = { db, defaultRateLimitPerMinute: 600 };
 });
 

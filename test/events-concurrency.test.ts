@@ -133,7 +133,7 @@ describe('concurrent writers', () => {
       pool.on('error', () => undefined);
       try {
         // A deterministic instance first: T1 deletes a contact and stays open; T2 deletes another.
-        // T1 holds the workspace's clock (db/migrations/0009), so T2 cannot even write its event
+        // T1 holds the workspace's clock (db/code/03_sync_clock.sql), so T2 cannot even write its event
         // until T1 has committed: the feed can never show T2's event with T1's still to come.
         const doomed: string[] = [];
         for (const name of ['T1', 'T2']) {

@@ -1,4 +1,4 @@
-// The feed's pages are spliced from the JSON the store writes for each event (db/migrations/0012)
+// The feed's pages are spliced from the JSON the store writes for each event (db/code/04_events_feed.sql)
 // instead of being serialized on every read. Checked here, through HTTP into the real store: the
 // store's lists of public properties are the API schemas'; a page is byte for byte what the
 // route's schema serializer (Page of Event) writes for the same values, odd characters included;

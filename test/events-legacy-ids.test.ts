@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { startTestServer, STORE, type TestServer } from './harness.js';
 import { migrateReleased } from './released-schema.js';
@@ -73,7 +74,7 @@ before(async () => {
   const [tx, seq] = /^evt_(\d+)_(\d+)$/.exec(purgedLegacy[1]!)!.slice(1);
   await db.query('INSERT INTO events_purged (workspace_id, tx_id, seq) VALUES ($1, $2::xid8, $3)', [purgedId, tx, seq]);
 
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   server = await startTestServer({ db });
   purgedWorkspace = {
     id: purgedId,

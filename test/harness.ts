@@ -7,6 +7,7 @@ import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { SCOPES, type Scope } from '../src/shared/scopes.js';
 import type { EventIdCodec } from '../src/modules/events/event-ids.js';
@@ -59,7 +60,7 @@ export async function openTestDatabase(): Promise<Database> {
   const db = process.env.DATABASE_URL
     ? createPostgresDatabase(process.env.DATABASE_URL, 10)
     : await createEmbeddedDatabase(null);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   return db;
 }
 

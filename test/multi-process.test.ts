@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { contactBody, deadlocksSoFar, idem, propertyValue, sleep, TEXT_PROPERTIES } from './harness.js';
 import { cleanUpProcesses, NO_SHEDDING, startServer, stopServer, type ServerProcess } from './processes.js';
@@ -25,7 +26,7 @@ let b: ServerProcess;
 before(async () => {
   if (withoutPostgres) return;
   db = createPostgresDatabase(DATABASE_URL, 4);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   owner = { db, defaultRateLimitPerMinute: 600 };
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { RESOURCE_TYPES } from '../src/modules/resources.js';
+import { RESOURCE_TYPES, GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { DEFAULT_CONTACT_STATUS } from '../src/modules/contacts/contacts.schemas.js';
 import { idem, openTestDatabase, type TestResponse, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -47,7 +47,7 @@ const server = useTestServer({
   // pg_prepared_statements shows them.
   openDb: async () => {
     db = process.env.DATABASE_URL ? createPostgresDatabase(process.env.DATABASE_URL, 1) : await openTestDatabase();
-    await migrate(db);
+    await migrate(db, GENERATED_DATABASE_CODE);
     return db;
   },
   setup: async () => {

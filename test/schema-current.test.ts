@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate, migrationFiles } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { SCOPES } from '../src/shared/scopes.js';
 import { sleep, startTestServer, STORE } from './harness.js';
@@ -100,7 +101,7 @@ let freshSchema: string;
 
 before(async () => {
   fresh = await emptyDatabase();
-  await migrate(fresh.db);
+  await migrate(fresh.db, GENERATED_DATABASE_CODE);
   freshSchema = await schemaText(fresh.db);
 });
 
@@ -145,7 +146,7 @@ describe('one schema, from scratch or upgraded', () => {
       assert.ok(feedBefore.length >= 15, `${feedBefore.length} events`);
       assert.ok(feedBefore.some((f) => f.includes('"request_id":"req_released"')));
 
-      const report = await migrate(released.db);
+      const report = await migrate(released.db, GENERATED_DATABASE_CODE);
       assert.deepEqual(
         report.applied,
         migrationFiles().filter((f) => !releasedMigrationFiles().includes(f)),
@@ -192,7 +193,7 @@ describe('one schema, from scratch or upgraded', () => {
           await older.db.query<{ id: string }>(`INSERT INTO workspaces (name) VALUES ('Older') RETURNING id`)
         ).rows[0]!.id;
         await writeRows(older.db);
-        await migrate(older.db);
+        await migrate(older.db, GENERATED_DATABASE_CODE);
         assert.equal(await schemaText(older.db), freshSchema);
         const stages = await older.db.query('SELECT id FROM pipeline_stages WHERE workspace_id = $1', [workspace]);
         assert.equal(stages.rows.length, 10);
@@ -239,17 +240,25 @@ describe('when migrate re-creates the code', () => {
   test('nothing changed: nothing re-created, and a hand edit stays; code changed: all re-created from the files', async () => {
     const db = fresh.db;
     const oids = await codeOids(db);
-    assert.deepEqual(await migrate(db), { applied: [], alreadyApplied: MIGRATIONS, code: 'unchanged' });
+    assert.deepEqual(await migrate(db, GENERATED_DATABASE_CODE), {
+      applied: [],
+      alreadyApplied: MIGRATIONS,
+      code: 'unchanged',
+    });
     assert.equal(await codeOids(db), oids);
 
     await db.query(
       `CREATE OR REPLACE FUNCTION api_time(ts timestamptz) RETURNS text LANGUAGE sql AS $$ SELECT 'edited' $$`,
     );
-    assert.equal((await migrate(db)).code, 'unchanged');
+    assert.equal((await migrate(db, GENERATED_DATABASE_CODE)).code, 'unchanged');
     assert.equal((await db.query<{ t: string }>('SELECT api_time(now()) AS t')).rows[0]!.t, 'edited');
 
     await db.query(`UPDATE schema_code SET checksum = 'another release'`);
-    assert.deepEqual(await migrate(db), { applied: [], alreadyApplied: MIGRATIONS, code: 'applied' });
+    assert.deepEqual(await migrate(db, GENERATED_DATABASE_CODE), {
+      applied: [],
+      alreadyApplied: MIGRATIONS,
+      code: 'applied',
+    });
     assert.match((await db.query<{ t: string }>('SELECT api_time(now()) AS t')).rows[0]!.t, /^\d{4}-\d\d-\d\dT/);
     assert.notEqual(await codeOids(db), oids);
     assert.equal(await schemaText(db), freshSchema);
@@ -261,7 +270,7 @@ describe('when migrate re-creates the code', () => {
     await db.query(`UPDATE schema_code SET checksum = 'another release'`);
     const before = await schemaText(db);
     try {
-      await assert.rejects(migrate(db), (err: { message: string; detail?: string }) => {
+      await assert.rejects(migrate(db, GENERATED_DATABASE_CODE), (err: { message: string; detail?: string }) => {
         assert.match(err.message, /depend/);
         assert.match(err.detail ?? '', /depends_on_code/);
         assert.match(err.detail ?? '', /api_time/);
@@ -273,7 +282,7 @@ describe('when migrate re-creates the code', () => {
     } finally {
       await db.query('DROP TABLE depends_on_code');
     }
-    assert.equal((await migrate(db)).code, 'applied');
+    assert.equal((await migrate(db, GENERATED_DATABASE_CODE)).code, 'applied');
     assert.equal(await schemaText(db), freshSchema);
   });
 
@@ -283,12 +292,16 @@ describe('when migrate re-creates the code', () => {
     await db.query(`UPDATE schema_code SET checksum = 'a newer release'`);
     const oids = await codeOids(db);
     try {
-      assert.deepEqual(await migrate(db), { applied: [], alreadyApplied: MIGRATIONS + 1, code: 'newer' });
+      assert.deepEqual(await migrate(db, GENERATED_DATABASE_CODE), {
+        applied: [],
+        alreadyApplied: MIGRATIONS + 1,
+        code: 'newer',
+      });
       assert.equal(await codeOids(db), oids);
     } finally {
       await db.query(`DELETE FROM schema_migrations WHERE version = '9999_of_a_newer_release.sql'`);
     }
-    assert.equal((await migrate(db)).code, 'applied');
+    assert.equal((await migrate(db, GENERATED_DATABASE_CODE)).code, 'applied');
   });
 
   // One connection cannot hold a table while migrate runs on another: PostgreSQL only.
@@ -297,15 +310,18 @@ describe('when migrate re-creates the code', () => {
       const own = await emptyDatabase();
       const writer = new pg.Client({ connectionString: own.url });
       try {
-        await migrate(own.db);
+        await migrate(own.db, GENERATED_DATABASE_CODE);
         await writer.connect();
         await writer.query('BEGIN');
         await writer.query('LOCK TABLE contacts IN ROW EXCLUSIVE MODE'); // what every INSERT holds
-        const unchanged = await Promise.race([migrate(own.db), sleep(10_000).then(() => 'blocked')]);
+        const unchanged = await Promise.race([
+          migrate(own.db, GENERATED_DATABASE_CODE),
+          sleep(10_000).then(() => 'blocked'),
+        ]);
         assert.deepEqual(unchanged, { applied: [], alreadyApplied: MIGRATIONS, code: 'unchanged' });
 
         await own.db.query(`UPDATE schema_code SET checksum = 'another release'`);
-        const reapplying = migrate(own.db);
+        const reapplying = migrate(own.db, GENERATED_DATABASE_CODE);
         assert.equal(
           await Promise.race([reapplying.then(() => 'done'), sleep(1_000).then(() => 'waiting')]),
           'waiting',
@@ -357,8 +373,11 @@ describe('one home for each function, trigger and view', () => {
     assert.deepEqual(elsewhere, []);
   });
 
-  test("the database's functions, triggers and views are the ones db/code defines", async () => {
-    const declared = sqlFiles(join(DB_DIR, 'code')).flatMap((f) => definitions(readFileSync(f, 'utf8')));
+  test("the database's functions, triggers and views are the ones db/code and the generated code define", async () => {
+    const declared = [
+      ...sqlFiles(join(DB_DIR, 'code')).flatMap((f) => definitions(readFileSync(f, 'utf8'))),
+      ...GENERATED_DATABASE_CODE.flatMap((unit) => definitions(unit.sql)),
+    ];
     assert.deepEqual(await databaseObjects(fresh.db), declared.sort());
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { contactBody, idem } from './harness.js';
 import { describeOrSkip, findPostgres, newDatabase } from './servers.js';
 import { useTestServer } from './test-server.js';
@@ -26,7 +27,7 @@ describeOrSkip(
         const url = new URL(database.url);
         url.searchParams.set('options', '-c lock_timeout=200');
         const db = createPostgresDatabase(url.toString(), 4);
-        await migrate(db);
+        await migrate(db, GENERATED_DATABASE_CODE);
         return db;
       },
     });

@@ -4,6 +4,7 @@
 import { after, before } from 'node:test';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { startTestServer, type TestServer } from './harness.js';
 import { newDatabase } from './servers.js';
 
@@ -73,7 +74,7 @@ export function usePostgresTestServer(
     openDb: async () => {
       database = await newDatabase(serverUrl, prefix);
       const db = createPostgresDatabase(database.url, poolSize);
-      await migrate(db);
+      await migrate(db, GENERATED_DATABASE_CODE);
       return db;
     },
   });

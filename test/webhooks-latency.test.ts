@@ -1,5 +1,5 @@
 // A change goes out as a webhook as soon as it commits, not at the delivery loop's next poll: the
-// store wakes every delivering process (db/migrations/0020_webhook_wake.sql). With a poll interval
+// store wakes every delivering process (db/code/10_webhook_wake.sql). With a poll interval
 // of 10 s, each change of the workspace must reach the receiver within a second, whether the
 // server answered the write or another process made it (the owner's commands, straight on the
 // store). One server over a store of this file's own.

@@ -14,6 +14,7 @@ import { after } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import type { WebhookConfig } from '../src/config.js';
 import { openTestDatabase, STORE, type TestServer } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -178,7 +179,7 @@ export async function ownTestStore(prefix: string): Promise<OwnTestStore> {
   }
   const own = await ownPostgresDatabase(prefix);
   const db = createPostgresDatabase(own.url, 10);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   return {
     db,
     url: own.url,

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { migrate } from '../infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../modules/resources.js';
 import { embeddedStoreInUse, openStore, StoreBusy } from '../infra/store.js';
 import { callOwnerChannel, OwnerChannelUnavailable, ownerSocketPath } from '../modules/owner/owner-channel.js';
 import {
@@ -136,7 +137,7 @@ async function runOwner<N extends OwnerCommandName>(
   if (await embeddedStoreInUse(config)) return viaServer();
   let store;
   try {
-    store = await openStore(config, { poolSize: 2 });
+    store = await openStore(config, { code: GENERATED_DATABASE_CODE, poolSize: 2 });
   } catch (err) {
     if (err instanceof StoreBusy) return viaServer();
     throw err;
@@ -176,9 +177,9 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const store = await openStore(config, { poolSize: 1 });
+      const store = await openStore(config, { code: GENERATED_DATABASE_CODE, poolSize: 1 });
       try {
-        const report = await migrate(store.db);
+        const report = await migrate(store.db, GENERATED_DATABASE_CODE);
         print(report, () => process.stdout.write(`schema up to date (${report.applied.length} applied now)\n`));
       } finally {
         await store.close();

@@ -96,7 +96,7 @@ const CONFLICT_BACKOFF_MS = 20;
  * Runs `attempt` again (up to five times in all) when PostgreSQL aborted it to break a deadlock
  * or a serialization conflict (SQLSTATE 40P01, 40001): such a transaction was rolled back whole,
  * so running it again is safe. Writers of one workspace can deadlock on its sync clock when one
- * of them changes rows in several steps (db/migrations/0005, docs/sync.md).
+ * of them changes rows in several steps (db/code/03_sync_clock.sql, docs/sync.md).
  *
  * It waits before running again (20, 40, 80, 160 ms, each ±50%): the transaction PostgreSQL let
  * go on must first take the locks the aborted one held. Run again at once on a busy machine, the
@@ -190,7 +190,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
           // heard (ticks run in the order they were queued), and no answer of the server can have
           // come yet. A statement that reached the server and fails there aborts the transaction,
           // which makes the COMMIT behind it a ROLLBACK. (A turn of the event loop would do too,
-          // but the transaction holds its workspace's sync clock meanwhile: db/migrations/0005.)
+          // but the transaction holds its workspace's sync clock meanwhile: db/code/03_sync_clock.sql.)
           let refused = false;
           const send = <R>(st: Statement) =>
             new Promise<QueryResult<R>>((resolve, reject) => {

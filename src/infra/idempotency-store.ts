@@ -15,7 +15,7 @@ export interface WriteResult {
   body: unknown;
   /**
    * The contacts an answer carries, when it carries several (a batch): deleting any of them erases
-   * the stored answer (db/migrations/0014). An answer of one ({data: {id}}) is found by that id.
+   * the stored answer (db/code/06_deletions.sql). An answer of one ({data: {id}}) is found by that id.
    */
   resourceIds?: readonly string[];
 }
@@ -95,7 +95,7 @@ export class IdempotencyStore {
     write: (tx: Transaction) => Promise<WriteResult>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
-    // The claim is sent with the transaction's BEGIN, in one round trip (db/migrations/0011): claim
+    // The claim is sent with the transaction's BEGIN, in one round trip (db/code/07_idempotency.sql): claim
     // the key without waiting, name the request for the events this write causes, and read the
     // key's stored answer, in a snapshot taken after the claim. Read even when the claim failed: a
     // key whose write has committed replays without waiting for (or being refused by) another
@@ -109,7 +109,7 @@ export class IdempotencyStore {
       const { locked, ...previous } = claim[0]!;
       if (previous.request_sha256 !== null) {
         if (!Buffer.from(previous.request_sha256).equals(fingerprint)) throw new ApiError('idempotency_key_reused');
-        // The contact it wrote was deleted since, and the stored answer with it (db/migrations/0010):
+        // The contact it wrote was deleted since, and the stored answer with it (db/code/06_deletions.sql):
         // the request is not run again, and nothing of the contact is told.
         if (previous.erased) {
           throw new ApiError('resource_not_found', {
@@ -126,7 +126,7 @@ export class IdempotencyStore {
       const result = await write(tx);
       const payload = serialize(result.statusCode, result.body);
       // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
-      // its workspace's sync clock from its change to its commit (db/migrations/0005), so every
+      // its workspace's sync clock from its change to its commit (db/code/03_sync_clock.sql), so every
       // round trip in between is time the workspace's other writers wait.
       await tx.commitWith({
         sql: `INSERT INTO idempotency_keys

@@ -43,14 +43,32 @@ export function codeFiles(): string[] {
     .sort();
 }
 
-/** What schema_code records of the code files: a digest of their names and texts, in order. */
-export function codeChecksum(): string {
+/**
+ * A unit of the database's code: a file of db/code, or code the service generates from its own
+ * declarations (the resources' representation functions, made from their schemas), which takes its
+ * place among the files by its name.
+ */
+export interface CodeUnit {
+  name: string;
+  sql: string;
+}
+
+/** The database's code, in the order it is applied: the files of db/code and the generated units, by name. */
+export function databaseCode(generated: readonly CodeUnit[]): CodeUnit[] {
+  const files = codeFiles().map((name) => ({ name, sql: readFileSync(CODE_DIR + name, 'utf8') }));
+  return [...files, ...generated].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** What schema_code records of the code: a digest of its units' names and texts, in order. */
+export function codeChecksum(code: readonly CodeUnit[]): string {
   const hash = createHash('sha256');
-  for (const file of codeFiles()) hash.update(`${file}\n${readFileSync(CODE_DIR + file, 'utf8')}\n`);
+  for (const unit of code) hash.update(`${unit.name}\n${unit.sql}\n`);
   return hash.digest('hex');
 }
 
-export async function migrate(db: Database): Promise<MigrationReport> {
+/** Applies the pending migrations and, when it changed, the database's code: db/code with `generated`. */
+export async function migrate(db: Database, generated: readonly CodeUnit[]): Promise<MigrationReport> {
+  const code = databaseCode(generated);
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.query(
@@ -76,7 +94,7 @@ export async function migrate(db: Database): Promise<MigrationReport> {
       return { applied: [], alreadyApplied: done.size, code: 'newer' };
     }
     const pending = files.filter((file) => !done.has(file));
-    const checksum = codeChecksum();
+    const checksum = codeChecksum(code);
     const recorded = (await tx.query<{ checksum: string }>('SELECT checksum FROM schema_code')).rows[0]?.checksum;
     if (pending.length === 0 && recorded === checksum) {
       return { applied: [], alreadyApplied: done.size, code: 'unchanged' };
@@ -88,7 +106,7 @@ export async function migrate(db: Database): Promise<MigrationReport> {
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
     }
     await dropFunctions(tx);
-    for (const file of codeFiles()) await tx.exec(readFileSync(CODE_DIR + file, 'utf8'));
+    for (const unit of code) await tx.exec(unit.sql);
     await tx.query('DELETE FROM schema_code');
     await tx.query('INSERT INTO schema_code (checksum) VALUES ($1)', [checksum]);
     return { applied: pending, alreadyApplied: done.size, code: 'applied' };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Config } from '../config.js';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from './database.js';
-import { migrate } from './migrate.js';
+import { migrate, type CodeUnit } from './migrate.js';
 
 export interface OpenStore {
   db: Database;
@@ -15,11 +15,18 @@ export interface OpenStore {
 
 export class StoreBusy extends Error {}
 
-export async function openStore(config: Config, opts: { poolSize?: number } = {}): Promise<OpenStore> {
+/**
+ * `code`: the database code the service generates from its declarations, applied with db/code
+ * (the composition passes GENERATED_DATABASE_CODE of src/modules/resources.ts).
+ */
+export async function openStore(
+  config: Config,
+  opts: { code: readonly CodeUnit[]; poolSize?: number },
+): Promise<OpenStore> {
   if (config.databaseUrl) {
     const db = createPostgresDatabase(config.databaseUrl, opts.poolSize ?? config.dbPoolSize);
     try {
-      await migrate(db);
+      await migrate(db, opts.code);
     } catch (err) {
       await db.close();
       throw err;
@@ -38,7 +45,7 @@ export async function openStore(config: Config, opts: { poolSize?: number } = {}
   }
   try {
     const db = await createEmbeddedDatabase(join(config.dataDir, 'pgdata'));
-    await migrate(db);
+    await migrate(db, opts.code);
     return {
       db,
       async close() {

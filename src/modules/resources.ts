@@ -6,7 +6,8 @@
 import { Type, type TObject } from 'typebox';
 import { NullableString, Uuid } from '../shared/schemas.js';
 import type { Scope } from '../shared/scopes.js';
-import type { RepresentedResource } from '../infra/representation.js';
+import type { CodeUnit } from '../infra/migrate.js';
+import { representationFunctions } from '../infra/representation.js';
 import { Appointment } from './appointments/appointments.schemas.js';
 import { Automation } from './automations/automations.schemas.js';
 import { CatalogItem } from './catalog/catalog.schemas.js';
@@ -107,6 +108,16 @@ export const RESOURCES: Readonly<Record<ResourceType, Resource>> = {
 export const readableResourceTypes = (scopes: ReadonlySet<Scope>): ResourceType[] =>
   RESOURCE_TYPES.filter((t) => scopes.has(RESOURCES[t].readScope));
 
-/** Every resource as the database's generated representation functions take it. */
-export const representedResources = (): RepresentedResource[] =>
-  RESOURCE_TYPES.map((kind) => ({ kind, table: RESOURCES[kind].table, item: RESOURCES[kind].item }));
+/**
+ * The database code made from these declarations, applied by every migrate with the files of
+ * db/code: the resources' representation functions (what an event records of a changed row, and
+ * which properties the feed writes), before 03_public_json.sql and the triggers that call them.
+ */
+export const GENERATED_DATABASE_CODE: readonly CodeUnit[] = [
+  {
+    name: '02_representations',
+    sql: representationFunctions(
+      RESOURCE_TYPES.map((kind) => ({ kind, table: RESOURCES[kind].table, item: RESOURCES[kind].item })),
+    ),
+  },
+];

@@ -9,6 +9,7 @@ import http from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPostgresDatabase, type Database } from '../../src/infra/database.js';
 import { migrate } from '../../src/infra/migrate.js';
+import { GENERATED_DATABASE_CODE } from '../../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../../src/modules/owner/owner.service.js';
 import { NO_SHEDDING } from '../processes.js';
 import { processDatabase } from '../servers.js';
@@ -36,7 +37,7 @@ export async function openFaultDatabase(label: string): Promise<FaultDatabase> {
   const found = await processDatabase(`wsapi_faults_${label}`);
   if (found.skip !== undefined) throw new Error(`the fault tests ${found.skip}`);
   const db = createPostgresDatabase(found.url, 4);
-  await migrate(db);
+  await migrate(db, GENERATED_DATABASE_CODE);
   return {
     url: found.url,
     name: new URL(found.url).pathname.slice(1),

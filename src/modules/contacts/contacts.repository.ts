@@ -109,7 +109,7 @@ export const contactsRepository = {
    * Concurrent batches sharing external ids: each batch takes its ids (advisory locks, in
    * external_id order) before locking any contact, so two batches never wait on each other in
    * opposite orders; and before creating any, the batch takes its workspace's sync clock, which
-   * every writer of the workspace needs to commit a change (db/migrations/0005): a contact another
+   * every writer of the workspace needs to commit a change (db/code/03_sync_clock.sql): a contact another
    * writer created meanwhile has committed by then, and is read, locked and updated instead of
    * created twice.
    */
@@ -133,7 +133,7 @@ export const contactsRepository = {
     // batch holding a row another batch created meanwhile can wait for the sync clock while the
     // other, holding the clock, waits for that row (a deadlock PostgreSQL breaks by aborting one).
     // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0); a single upsert takes
-    // the same lock for its id (contacts_lock_external, db/migrations/0016).
+    // the same lock for its id (contacts_lock_external, db/code/08_contacts_external_id.sql).
     await db.query(
       `SELECT count(pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || id, 1)))
          FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,

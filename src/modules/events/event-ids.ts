@@ -1,5 +1,5 @@
 // Event ids: a feed position (the stamp of the event's transaction and its sequence, see
-// db/migrations/0009) encrypted with a key of this installation, so an id says nothing about when
+// db/code/03_sync_clock.sql) encrypted with a key of this installation, so an id says nothing about when
 // or how often anything happened — not in other workspaces, not in groups the key may not read.
 //
 // One AES-128 block (a keyed permutation of 16 bytes, no padding, no IV: the same position always

@@ -1,6 +1,6 @@
 // The events feed in SQL. An event stands at (stamp, seq): the stamp its transaction took from the
 // workspace's sync clock, which it holds until commit, so every event a reader has not seen yet
-// sorts after the ones it has (db/migrations/0009).
+// sorts after the ones it has (db/code/03_sync_clock.sql).
 import type { Queryable } from '../../infra/database.js';
 import { MAX_SEQ, type EventPosition } from './event-ids.js';
 import type { ResourceType } from '../resources.js';
@@ -9,7 +9,7 @@ export interface EventRow {
   position: EventPosition;
   /**
    * The event as the feed lists it, less its id: a JSON object written by the store when the event
-   * was (db/migrations/0012), its data cut to the resource's public properties in GET's order.
+   * was (db/code/04_events_feed.sql), its data cut to the resource's public properties in GET's order.
    */
   json: string;
 }

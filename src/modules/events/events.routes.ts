@@ -1,5 +1,5 @@
 // GET /v2/events: the feed of changes of the workspace, in a stable order that never skips an
-// event (db/migrations/0009). A reader pages with the cursor; one that reached the end resumes
+// event (db/code/03_sync_clock.sql). A reader pages with the cursor; one that reached the end resumes
 // later with ?after=<id of the last event it saw>. A key sees the events of the resource types it
 // may read on their own routes and nothing of the others: not their content, not their ids, not
 // that they happened (its cursors and filters cannot reach them either).
@@ -58,7 +58,7 @@ function toEvents(codec: EventIdCodec, workspaceId: string, rows: readonly Event
 /**
  * A page of the feed as JSON, written as the route's schema (Page of Event) writes it — the same
  * properties in the same order — with each event spliced in as the text the store keeps for it
- * (db/migrations/0012), its id put first: a read builds no event's JSON, which would be the largest
+ * (db/code/04_events_feed.sql), its id put first: a read builds no event's JSON, which would be the largest
  * cost of a page. test/events-feed-json.test.ts holds pages to the schema's serializer byte for byte.
  */
 function feedPageJson(page: PageOf<FeedEvent>): string {

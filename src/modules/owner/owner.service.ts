@@ -268,7 +268,7 @@ export const ownerCommands = {
     }
     const marker = input.internalMarker ?? null;
     // Each part in a few transactions of its own: every transaction takes one stamp of the
-    // workspace's sync clock (db/migrations/0005), so seeded rows come out with several distinct
+    // workspace's sync clock (db/code/03_sync_clock.sql), so seeded rows come out with several distinct
     // updated_at values (ties within each part), as data written over time does.
     const inParts = async (
       count: number,

@@ -218,7 +218,7 @@ export async function seedConversations(
 
 /**
  * Message number `m` of each of these conversations. A message's created_at is the stamp of the
- * transaction that writes it (db/migrations/0005), so a thread written one message number per
+ * transaction that writes it (db/code/03_sync_clock.sql), so a thread written one message number per
  * transaction reads in order, as one that arrived over time.
  */
 export async function seedMessages(

@@ -1,5 +1,5 @@
 // The delivery loop each server process runs (WEBHOOK_DELIVERY=on). It turns when a committed change
-// wakes it (a notification on WAKE_CHANNEL, sent by the database at commit: db/migrations/0020),
+// wakes it (a notification on WAKE_CHANNEL, sent by the database at commit: db/code/10_webhook_wake.sql),
 // when one of its attempts ends, and at every poll interval (retries that came due; and, while no
 // subscription holds, events no notification announced):
 //   1. enqueue: per endpoint (a disabled or failing one too: its backlog is then visible), in one
