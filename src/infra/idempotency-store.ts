@@ -5,11 +5,10 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Transaction } from './database.js';
+import { retryingConflicts, type Database, type Statement, type Transaction } from './database.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { ApiError } from '../shared/errors.js';
 
-/** What a write answers: the route's status and body, serialized by the route's response schema. */
 export interface WriteResult {
   statusCode: number;
   body: unknown;
@@ -18,6 +17,25 @@ export interface WriteResult {
    * the stored answer (db/code/06_deletions.sql). An answer of one ({data: {id}}) is found by that id.
    */
   resourceIds?: readonly string[];
+}
+
+/**
+ * A write whose answer the database writes, in the statement that makes the change. `with` holds
+ * the statement's CTEs, the last named `answer`, with the columns status_code (integer), body (the
+ * answer's text, as the route's schema writes it) and resource_id (uuid: its deletion erases the
+ * answer; or null). The store records that answer in the same statement and sends it with the
+ * COMMIT, after `ahead`, in one round trip: nothing the service does lies between the change and
+ * the commit, which is the stretch the write holds its workspace's sync clock (db/code/03_sync_clock.sql).
+ * An `answer` without a row means there was nothing to change: `otherwise` is thrown, and nothing
+ * is recorded.
+ */
+export interface AnsweredWrite {
+  with: string;
+  params: readonly unknown[];
+  /** the statement's name (prepared per connection): one text per name */
+  name: string;
+  ahead?: readonly Statement[];
+  otherwise: Error;
 }
 
 export interface IdempotentOutcome extends WriteResult {
@@ -75,13 +93,12 @@ export class IdempotencyStore {
   }
 
   /**
-   * Runs `write` once per key, as one unit of work: claim the key, run the write in the claim's
-   * transaction, record its answer and commit. The answer is serialized once, with `serialize`:
-   * the same text goes into the record and to the client.
+   * Runs `write` once per key. The answer is serialized once, with `serialize`: the same text goes
+   * into the record and to the client.
    */
   async execute(
     request: IdempotentRequest,
-    write: (tx: Transaction) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
     serialize: Serialize = (_status, body) => JSON.stringify(body),
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
@@ -92,7 +109,7 @@ export class IdempotencyStore {
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: (tx: Transaction) => Promise<WriteResult>,
+    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     // The claim is sent with the transaction's BEGIN, in one round trip (db/code/07_idempotency.sql): claim
@@ -124,6 +141,7 @@ export class IdempotencyStore {
       if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
       const result = await write(tx);
+      if ('with' in result) return this.#recordAnswered(tx, request, fingerprint, result);
       const payload = serialize(result.statusCode, result.body);
       // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
       // its workspace's sync clock from its change to its commit (db/code/03_sync_clock.sql), so every
@@ -153,6 +171,41 @@ export class IdempotencyStore {
         payload,
       };
     });
+  }
+
+  /** Makes the change, records the answer the database wrote for it and commits, in one round trip. */
+  async #recordAnswered(
+    tx: Transaction,
+    request: IdempotentRequest,
+    fingerprint: Buffer,
+    write: AnsweredWrite,
+  ): Promise<IdempotentOutcome> {
+    const n = write.params.length;
+    const { rows } = await tx.commitWith<{ status_code: number; body: string; resource_id: string | null }>(
+      {
+        sql: `WITH ${write.with},
+         recorded AS (
+           INSERT INTO idempotency_keys
+             (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
+            SELECT $${n + 1}, $${n + 2}, $${n + 3}, status_code, body, resource_id,
+                  now() + $${n + 4}::int * interval '1 hour'
+             FROM answer
+           ${RECORD_CONFLICT})
+         SELECT status_code, body, resource_id FROM answer`,
+        params: [...write.params, request.workspaceId, request.key, fingerprint, this.#ttlHours],
+        name: `${write.name}_answered`,
+      },
+      write.ahead,
+    );
+    const answer = rows[0];
+    if (!answer) throw write.otherwise;
+    return {
+      statusCode: answer.status_code,
+      body: undefined,
+      payload: answer.body,
+      resourceId: answer.resource_id,
+      replayed: false,
+    };
   }
 
   /** Deletes expired records in small batches; returns how many went. */

@@ -1,7 +1,7 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -64,15 +64,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (tx, workspaceId) => ({
-          statusCode: 201,
-          body: {
-            data: await contactsRepository.insert(tx, workspaceId, {
-              ...request.body,
-              status: request.body.status ?? DEFAULT_CONTACT_STATUS,
-            }),
-          },
-        }),
+        async (_tx, workspaceId) =>
+          contactsRepository.insert(workspaceId, {
+            ...request.body,
+            status: request.body.status ?? DEFAULT_CONTACT_STATUS,
+          }),
         locationOf,
       ),
   );
@@ -100,11 +96,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (tx, workspaceId) => {
-        const contact = await contactsRepository.update(tx, workspaceId, request.params.id, request.body);
-        if (!contact) throw notFound('contact');
-        return { statusCode: 200, body: { data: contact } };
-      }),
+      idempotentWrite(services, request, reply, async (_tx, workspaceId) =>
+        contactsRepository.update(workspaceId, request.params.id, request.body),
+      ),
   );
 
   app.put(
@@ -128,15 +122,8 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (tx, workspaceId) => {
-          const { contact, created } = await contactsRepository.upsertByExternalId(
-            tx,
-            workspaceId,
-            request.params.external_id,
-            request.body,
-          );
-          return { statusCode: created ? 201 : 200, body: { data: contact } };
-        },
+        async (_tx, workspaceId) =>
+          contactsRepository.upsertByExternalId(workspaceId, request.params.external_id, request.body),
         locationOf,
       ),
   );
