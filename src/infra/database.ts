@@ -44,6 +44,15 @@ export interface Transaction extends Queryable {
    * error); the work then returns without running anything else on it.
    */
   commitWith<R = Record<string, unknown>>(last: Statement, ahead?: readonly Statement[]): Promise<QueryResult<R>>;
+  /**
+   * As `commitWith`, with the statements `work` sends ahead of `last`: typed code (a repository
+   * method) sends them through `statements`, all before its first await, and they go with `last`
+   * and the COMMIT in one round trip. Answers what `work` answers and `last`'s result.
+   */
+  commitAfter<T, L = Record<string, unknown>>(
+    work: (statements: Pick<Transaction, 'query' | 'queryAll'>) => Promise<T>,
+    last: Statement,
+  ): Promise<{ work: T; last: QueryResult<L> }>;
 }
 
 type StoreKind = 'postgres' | 'embedded';
@@ -182,6 +191,12 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
         exec: async (script) => void (await client.query(script)),
         queryAll: (statements) => runAll(client, statements),
         async commitWith<L>(last: Statement, ahead: readonly Statement[] = []) {
+          return (await this.commitAfter<unknown, L>((statements) => statements.queryAll(ahead), last)).last;
+        },
+        async commitAfter<T, L>(
+          work: (statements: Pick<Transaction, 'query' | 'queryAll'>) => Promise<T>,
+          last: Statement,
+        ) {
           // The driver refuses some statements itself, without sending them: a parameter it cannot
           // encode (it says so at once), a statement name taken by another text or a connection it
           // no longer sends on (it says so on the next tick). A COMMIT sent behind such a statement
@@ -192,8 +207,11 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
           // which makes the COMMIT behind it a ROLLBACK. (A turn of the event loop would do too,
           // but the transaction holds its workspace's sync clock meanwhile: db/code/03_sync_clock.sql.)
           let refused = false;
-          const send = <R>(st: Statement) =>
-            new Promise<QueryResult<R>>((resolve, reject) => {
+          let sealed = false;
+          const sent: Promise<unknown>[] = [];
+          const send = <R>(st: Statement) => {
+            const answer = new Promise<QueryResult<R>>((resolve, reject) => {
+              if (sealed) return reject(new Error("a statement sent after its transaction's last round trip"));
               const config = {
                 text: st.sql,
                 values: st.params as unknown[] | undefined,
@@ -206,10 +224,21 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
                 } else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
               });
             });
-          const sent = [...ahead.map((st) => send(st)), send<L>(last)];
-          // Awaited below: no failure is left unhandled while the tick passes.
-          for (const p of sent) p.catch(() => undefined);
+            // Awaited below: no failure is left unhandled while the tick passes.
+            answer.catch(() => undefined);
+            sent.push(answer);
+            return answer;
+          };
+          const worked = work({
+            query: <R>(sql: string, params?: readonly unknown[], name?: string) =>
+              send<R>({ sql, params: params ?? [], ...(name ? { name } : {}) }),
+            queryAll: (statements: readonly Statement[]) =>
+              Promise.all(statements.map((st) => send<Record<string, unknown>>(st))),
+          });
+          worked.catch(() => undefined);
+          const lastSent = send<L>(last);
           await new Promise<void>((resolve) => process.nextTick(resolve));
+          sealed = true;
           if (!refused) ended = true;
           const pending: Promise<unknown>[] = refused ? sent : [...sent, client.query('COMMIT')];
           const settled = await Promise.allSettled(pending);
@@ -219,7 +248,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
             const commit = settled.at(-1) as PromiseFulfilledResult<pg.QueryResult>;
             if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}`);
           }
-          return (settled[ahead.length] as PromiseFulfilledResult<QueryResult<L>>).value;
+          return { work: await worked, last: await lastSent };
         },
       };
       const result = await work(tx, opened);
@@ -309,6 +338,18 @@ export async function createEmbeddedDatabase(dataDir: string | null): Promise<Da
     async commitWith(last, ahead = []) {
       for (const st of ahead) await run(tx, st.sql, st.params);
       return run(tx, last.sql, last.params);
+    },
+    async commitAfter(work, last) {
+      const statements = {
+        query: <R>(sql: string, params?: readonly unknown[]) => run<R>(tx, sql, params),
+        async queryAll(list: readonly Statement[]) {
+          const results: QueryResult<Record<string, unknown>>[] = [];
+          for (const st of list) results.push(await run(tx, st.sql, st.params));
+          return results;
+        },
+      };
+      const worked = await work(statements);
+      return { work: worked, last: await run(tx, last.sql, last.params) };
     },
   });
   return {

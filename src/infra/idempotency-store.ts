@@ -5,7 +5,7 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Statement, type Transaction } from './database.js';
+import { retryingConflicts, type Database, type Transaction } from './database.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { ApiError } from '../shared/errors.js';
 
@@ -20,21 +20,28 @@ export interface WriteResult {
 }
 
 /**
- * A write whose answer the database writes, in the statement that makes the change. `with` holds
- * the statement's CTEs, the last named `answer`, with the columns status_code (integer), body (the
- * answer's text, as the route's schema writes it) and resource_id (uuid: its deletion erases the
- * answer; or null). The store records that answer in the same statement and sends it with the
- * COMMIT, after `ahead`, in one round trip: nothing the service does lies between the change and
- * the commit, which is the stretch the write holds its workspace's sync clock (db/code/03_sync_clock.sql).
- * An `answer` without a row means there was nothing to change: `otherwise` is thrown, and nothing
- * is recorded.
+ * A write of one resource, answered with it: {"data": the resource as its GET writes it}. `change`
+ * runs the repository's statement through `statements`, sending every statement before its first
+ * await, and answers the typed row (null when there was nothing to change: `otherwise` is thrown,
+ * and nothing is recorded). The store sends them, the record of the answer and the COMMIT in one
+ * round trip: nothing the service does lies between the change and the commit, which is the stretch
+ * the write holds its workspace's sync clock (db/code/03_sync_clock.sql). The record's text is the
+ * resource read back by its representation function, generated from its schema (infra/
+ * representation.ts) and held byte for byte to the route's serializer (test/write-answers.test.ts).
  */
-export interface AnsweredWrite {
-  with: string;
-  params: readonly unknown[];
-  /** the statement's name (prepared per connection): one text per name */
-  name: string;
-  ahead?: readonly Statement[];
+export interface ResourceWrite<T> {
+  change: (statements: Pick<Transaction, 'query' | 'queryAll'>) => Promise<T | null>;
+  answer: {
+    /** the resource type: api_<resource>_json(row) is its representation */
+    resource: string;
+    table: string;
+    /** the column that finds the written row (unique within the workspace) and its value */
+    by: 'id' | 'external_id';
+    value: string;
+    status: number;
+    /** when the write may create the row: the id a created row was given, answered 201 (`status` otherwise) */
+    createdId?: string;
+  };
   otherwise: Error;
 }
 
@@ -98,7 +105,7 @@ export class IdempotencyStore {
    */
   async execute(
     request: IdempotentRequest,
-    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
+    write: (tx: Transaction) => Promise<WriteResult | ResourceWrite<unknown>>,
     serialize: Serialize = (_status, body) => JSON.stringify(body),
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
@@ -109,7 +116,7 @@ export class IdempotencyStore {
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: (tx: Transaction) => Promise<WriteResult | AnsweredWrite>,
+    write: (tx: Transaction) => Promise<WriteResult | ResourceWrite<unknown>>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     // The claim is sent with the transaction's BEGIN, in one round trip (db/code/07_idempotency.sql): claim
@@ -141,7 +148,7 @@ export class IdempotencyStore {
       if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });
 
       const result = await write(tx);
-      if ('with' in result) return this.#recordAnswered(tx, request, fingerprint, result);
+      if ('change' in result) return this.#recordResource(tx, request, fingerprint, result);
       const payload = serialize(result.statusCode, result.body);
       // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
       // its workspace's sync clock from its change to its commit (db/code/03_sync_clock.sql), so every
@@ -173,37 +180,38 @@ export class IdempotencyStore {
     });
   }
 
-  /** Makes the change, records the answer the database wrote for it and commits, in one round trip. */
-  async #recordAnswered(
+  /** Makes the change, records the written resource as the answer and commits, in one round trip. */
+  async #recordResource(
     tx: Transaction,
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: AnsweredWrite,
+    write: ResourceWrite<unknown>,
   ): Promise<IdempotentOutcome> {
-    const n = write.params.length;
-    const { rows } = await tx.commitWith<{ status_code: number; body: string; resource_id: string | null }>(
+    const { resource, table, by, value, status, createdId } = write.answer;
+    if (!/^[a-z_]+$/.test(resource) || !/^[a-z_]+$/.test(table)) throw new Error(`not a resource: ${resource}`);
+    const { work: written, last } = await tx.commitAfter<unknown, { status_code: number; response_body: string }>(
+      write.change,
       {
-        sql: `WITH ${write.with},
-         recorded AS (
-           INSERT INTO idempotency_keys
-             (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
-            SELECT $${n + 1}, $${n + 2}, $${n + 3}, status_code, body, resource_id,
-                  now() + $${n + 4}::int * interval '1 hour'
-             FROM answer
-           ${RECORD_CONFLICT})
-         SELECT status_code, body, resource_id FROM answer`,
-        params: [...write.params, request.workspaceId, request.key, fingerprint, this.#ttlHours],
-        name: `${write.name}_answered`,
+        sql: `INSERT INTO idempotency_keys
+           (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
+         SELECT $1, $2, $3, CASE WHEN r.id = $7::uuid THEN 201 ELSE $4 END,
+                '{"data":' || api_public_json('${resource}', api_${resource}_json(r)) || '}', r.id,
+                now() + $5::int * interval '1 hour'
+           FROM ${table} r WHERE r.workspace_id = $1 AND r.${by} = $6
+         ${RECORD_CONFLICT}
+         RETURNING status_code, response_body`,
+        params: [request.workspaceId, request.key, fingerprint, status, this.#ttlHours, value, createdId ?? null],
+        name: `idem_record_${resource}_by_${by}`,
       },
-      write.ahead,
     );
-    const answer = rows[0];
-    if (!answer) throw write.otherwise;
+    const answer = last.rows[0];
+    if (written === null || !answer) throw write.otherwise;
+    const body = answer.response_body;
     return {
       statusCode: answer.status_code,
       body: undefined,
-      payload: answer.body,
-      resourceId: answer.resource_id,
+      payload: body,
+      resourceId: writtenResourceId(JSON.parse(body)),
       replayed: false,
     };
   }

@@ -1,7 +1,5 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
-import type { Queryable } from '../../infra/database.js';
-import type { AnsweredWrite } from '../../infra/idempotency-store.js';
-import { notFound } from '../../shared/errors.js';
+import type { Queryable, Transaction } from '../../infra/database.js';
 import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import { selectList } from '../../infra/representation.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
@@ -21,17 +19,6 @@ export const contactsSpec: ListSpec = {
   idType: 'uuid',
   filters: [updatedAfter, equals('status')],
 };
-
-/**
- * The answer of a single write, by the database (an AnsweredWrite's `answer`): {"data": contact} in
- * the text GET writes for the contact (api_public_json of its generated representation, db/code/03_public_json.sql; test/contacts.test.ts
- * holds it to the route's schema serializer byte for byte), from the row the change returned.
- */
-const answerOf = (status: string) =>
-  `answer AS (SELECT ${status} AS status_code,
-                     '{"data":' || api_public_json('contact', api_contact_json(contact)) || '}' AS body,
-                     (contact).id AS resource_id
-                FROM changed)`;
 
 const WRITABLE_COLUMNS = WRITABLE_CONTACT_FIELDS.join(', ');
 const STATUS_COLUMN = WRITABLE_CONTACT_FIELDS.indexOf('status');
@@ -53,73 +40,75 @@ const setPresent = (present: number, value: (column: string, i: number) => strin
 // of the properties the body carries.
 const AFTER_COLUMNS = 3 + WRITABLE_CONTACT_FIELDS.length;
 
-const INSERT = `changed AS (
-     INSERT INTO contacts (workspace_id, ${WRITABLE_COLUMNS}) VALUES ($1, ${placeholders(2)})
-     RETURNING contacts AS contact),
-   ${answerOf('201')}`;
+const INSERT = `INSERT INTO contacts (workspace_id, id, ${WRITABLE_COLUMNS}) VALUES ($1, $2, ${placeholders(3)})
+  RETURNING ${CONTACT_COLUMNS}`;
 
-const UPDATE = `changed AS (
-     UPDATE contacts SET ${setPresent(AFTER_COLUMNS, (_c, i) => `$${i + 3}`)}
-      WHERE workspace_id = $1 AND id = $2 RETURNING contacts AS contact),
-   ${answerOf('200')}`;
+const UPDATE = `UPDATE contacts SET ${setPresent(AFTER_COLUMNS, (_c, i) => `$${i + 3}`)}
+  WHERE workspace_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`;
 
-const UPSERT = `changed AS (
-     INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS}) VALUES ($1, $2, ${placeholders(3)})
-     ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${setPresent(AFTER_COLUMNS, (c) => `EXCLUDED.${c}`, 'c.')}
-     RETURNING c AS contact, (xmax = 0) AS inserted),
-   ${answerOf('CASE WHEN inserted THEN 201 ELSE 200 END')}`;
+// $1 workspace, $2 external id, the writable columns, the names present, last the new contact's id.
+const UPSERT = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS}, id)
+  VALUES ($1, $2, ${placeholders(3)}, $${AFTER_COLUMNS + 1})
+  ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${setPresent(AFTER_COLUMNS, (c) => `EXCLUDED.${c}`, 'c.')}
+  RETURNING ${contactColumns('c')}`;
 
+type Statements = Pick<Transaction, 'query' | 'queryAll'>;
+
+/**
+ * The single writes send their statements without waiting (the caller sends them with the
+ * transaction's last round trip) and answer the contact as written. A new contact's id is chosen
+ * by the caller, so the write's answer can be found by it in the same round trip.
+ */
 export const contactsRepository = {
-  /** Creates a contact; the answer is 201 with it. A property the body leaves out is null (its column's default). */
-  insert(workspaceId: string, fields: ContactWrite & { status: ContactStatus }): AnsweredWrite {
+  /** Creates a contact with this id. A property the body leaves out is null (its column's default). */
+  async insert(
+    db: Statements,
+    workspaceId: string,
+    id: string,
+    fields: ContactWrite & { status: ContactStatus },
+  ): Promise<ContactT> {
     const { values } = writable(fields);
-    return {
-      with: INSERT,
-      params: [workspaceId, ...values],
-      name: 'contacts_insert',
-      otherwise: new Error('the insert returned no contact'),
-    };
+    const { rows } = await db.query<ContactT>(INSERT, [workspaceId, id, ...values], 'contacts_insert');
+    return rows[0]!;
   },
 
-  /** Changes the given properties only; the answer is 200 with the contact, or 404 when it does not exist. */
-  update(workspaceId: string, id: string, fields: ContactWrite): AnsweredWrite {
+  /** Changes the given properties only; null when the workspace has no contact with this id. */
+  async update(db: Statements, workspaceId: string, id: string, fields: ContactWrite): Promise<ContactT | null> {
     const { values, present } = writable(fields);
-    return {
-      with: UPDATE,
-      params: [workspaceId, id, ...values, present],
-      name: 'contacts_update',
-      otherwise: notFound('contact'),
-    };
+    const { rows } = await db.query<ContactT>(UPDATE, [workspaceId, id, ...values, present], 'contacts_update');
+    return rows[0] ?? null;
   },
 
   /**
-   * Creates the contact named by external_id (answer 201: the body's properties, the others null,
-   * the status the default one unless given), or changes the given properties of the existing one
-   * (200): concurrent upserts of one external_id take it one after the other (its advisory lock),
-   * and the unique index stands behind that.
+   * Creates the contact named by external_id with the id `newId` (the body's properties, the
+   * others null, the status the default one unless given), or changes the given properties of the
+   * existing one: concurrent upserts of one external_id take it one after the other (its advisory
+   * lock), and the unique index stands behind that. The contact has `newId` exactly when it was
+   * created.
    */
-  upsertByExternalId(workspaceId: string, externalId: string, fields: ContactWrite): AnsweredWrite {
+  async upsertByExternalId(
+    db: Statements,
+    workspaceId: string,
+    externalId: string,
+    newId: string,
+    fields: ContactWrite,
+  ): Promise<ContactT> {
     const { values, present } = writable(fields);
     values[STATUS_COLUMN] ??= DEFAULT_CONTACT_STATUS;
     // Take the external id first (the advisory lock a batch takes for each of its ids), then lock
     // the existing contact, as an update does: a write locks its rows before its trigger takes the
     // workspace's sync clock, so two writers never wait on each other in opposite orders, and
-    // upserts of one id run one after the other (db/code/03_sync_clock.sql, 08_contacts_external_id.sql). The lock goes ahead of
-    // the upsert in the same round trip; the upsert runs once the lock is granted, and fails with
-    // it if it fails.
-    return {
-      ahead: [
-        {
-          sql: 'SELECT contacts_lock_external($1, $2)',
-          params: [workspaceId, externalId],
-          name: 'contacts_lock_external',
-        },
-      ],
-      with: UPSERT,
-      params: [workspaceId, externalId, ...values, present],
-      name: 'contacts_upsert',
-      otherwise: new Error('the upsert returned no contact'),
-    };
+    // upserts of one id run one after the other (db/code/03_sync_clock.sql,
+    // 08_contacts_external_id.sql). The upsert runs once the lock is granted, and fails with it.
+    const [, upserted] = await db.queryAll([
+      {
+        sql: 'SELECT contacts_lock_external($1, $2)',
+        params: [workspaceId, externalId],
+        name: 'contacts_lock_external',
+      },
+      { sql: UPSERT, params: [workspaceId, externalId, ...values, present, newId], name: 'contacts_upsert' },
+    ]);
+    return upserted!.rows[0] as ContactT;
   },
 
   /**

@@ -1,7 +1,8 @@
 // Contact operations (spec 4.2): thin handlers over the repository; scope, idempotency, validation
 // and serialization are declared, not coded.
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -26,6 +27,8 @@ import {
 import { RESOURCES } from '../resources.js';
 
 const tags = ['Contacts'];
+/** A single write answers the contact it wrote, as GET writes it (infra/idempotency-store.ts ResourceWrite). */
+const CONTACT_ANSWER = { resource: 'contact', table: RESOURCES.contact.table } as const;
 const described = { scope: RESOURCES.contact.readScope, tags, item: Contact, spec: contactsSpec } as const;
 
 export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
@@ -64,11 +67,18 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (_tx, workspaceId) =>
-          contactsRepository.insert(workspaceId, {
-            ...request.body,
-            status: request.body.status ?? DEFAULT_CONTACT_STATUS,
-          }),
+        async (_tx, workspaceId) => {
+          const id = randomUUID();
+          return {
+            change: (statements) =>
+              contactsRepository.insert(statements, workspaceId, id, {
+                ...request.body,
+                status: request.body.status ?? DEFAULT_CONTACT_STATUS,
+              }),
+            answer: { ...CONTACT_ANSWER, by: 'id', value: id, status: 201 },
+            otherwise: new Error('the insert wrote no contact'),
+          };
+        },
         locationOf,
       ),
   );
@@ -96,9 +106,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       },
     },
     async (request, reply) =>
-      idempotentWrite(services, request, reply, async (_tx, workspaceId) =>
-        contactsRepository.update(workspaceId, request.params.id, request.body),
-      ),
+      idempotentWrite(services, request, reply, async (_tx, workspaceId) => ({
+        change: (statements) => contactsRepository.update(statements, workspaceId, request.params.id, request.body),
+        answer: { ...CONTACT_ANSWER, by: 'id', value: request.params.id, status: 200 },
+        otherwise: notFound('contact'),
+      })),
   );
 
   app.put(
@@ -122,8 +134,16 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         services,
         request,
         reply,
-        async (_tx, workspaceId) =>
-          contactsRepository.upsertByExternalId(workspaceId, request.params.external_id, request.body),
+        async (_tx, workspaceId) => {
+          const { external_id: externalId } = request.params;
+          const newId = randomUUID();
+          return {
+            change: (statements) =>
+              contactsRepository.upsertByExternalId(statements, workspaceId, externalId, newId, request.body),
+            answer: { ...CONTACT_ANSWER, by: 'external_id', value: externalId, status: 200, createdId: newId },
+            otherwise: new Error('the upsert wrote no contact'),
+          };
+        },
         locationOf,
       ),
   );
