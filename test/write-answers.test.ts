@@ -1,6 +1,6 @@
-// The answer of a single contact write (POST, PATCH, PUT by external id) is written by the database
-// in the statement that makes the change, and recorded for replays in the same statement
-// (src/infra/idempotency-store.ts, AnsweredWrite). Checked here through HTTP into the real store:
+// The answer of a single contact write (POST, PATCH, PUT by external id) is the contact as the
+// database's generated representation writes it, recorded for replays in the round trip that makes
+// the change and commits (src/infra/idempotency-store.ts, ResourceWrite). Checked here through HTTP into the real store:
 // every such answer, odd characters and nulls included, is byte for byte what the route's schema
 // serializer writes for the same values, what a GET of the contact then writes, and what a replay
 // of the request answers; a write that finds nothing to change records nothing.
