@@ -1,7 +1,7 @@
 // Writes the Python client's resource types (clients/python/workspace_api/resources.py) from the
 // resources' schemas (src/modules/resources.ts): the client's TypedDicts are made from the one
 // declaration of each resource, never written by hand. `npm run python-types` writes the file;
-// test/python-types.test.ts fails when the file and the schemas disagree.
+// test/resource-shapes.test.ts fails when the file and the schemas disagree.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TSchema } from 'typebox';

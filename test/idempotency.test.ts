@@ -99,6 +99,26 @@ describe('replay', () => {
     assert.equal(current.json.data.name, 'Changed Since', 'the replay did not write again');
   });
 
+  test('a replay answers the recorded bytes, whatever the response schema would write today', async () => {
+    const body = contactBody();
+    const key = idem();
+    const first = await post(body, key);
+    assert.equal(first.status, 201);
+    // The bytes as recorded, here with a space the route's serializer never writes: a replay sends
+    // them as they are, so an answer recorded before a change of the response schema replays as it was.
+    const recorded = first.text.replace('{"data":', '{"data": ');
+    assert.notEqual(recorded, first.text);
+    await server.db.query(`UPDATE idempotency_keys SET response_body = $3 WHERE workspace_id = $1 AND key = $2`, [
+      ws.id,
+      key,
+      recorded,
+    ]);
+    const replay = await post(body, key);
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.text, recorded);
+  });
+
   test('PATCH: the same key, id and body replays the first 200 and leaves updated_at alone', async () => {
     const c = await createContact();
     const key = idem();

@@ -277,10 +277,37 @@ describe('when migrate re-creates the code', () => {
         return true;
       });
       assert.equal(await schemaText(db), before);
-      const { rows } = await db.query<{ checksum: string }>('SELECT checksum FROM schema_code');
-      assert.deepEqual(rows, [{ checksum: 'another release' }]);
+      const { rows } = await db.query<{ checksum: string }>('SELECT DISTINCT checksum FROM schema_code');
+      assert.deepEqual(rows, [{ checksum: 'another release' }], 'no code recorded');
     } finally {
       await db.query('DROP TABLE depends_on_code');
+    }
+    assert.equal((await migrate(db, GENERATED_DATABASE_CODE)).code, 'applied');
+    assert.equal(await schemaText(db), freshSchema);
+  });
+
+  test('a process of a release whose code was replaced by a later one, with the same migrations, leaves it', async () => {
+    const db = fresh.db;
+    const later = [
+      ...GENERATED_DATABASE_CODE,
+      {
+        name: '99_of_a_later_release',
+        sql: 'CREATE FUNCTION of_a_later_release() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;',
+      },
+    ];
+    assert.equal((await migrate(db, later)).code, 'applied');
+    const oids = await codeOids(db);
+    try {
+      assert.deepEqual(await migrate(db, GENERATED_DATABASE_CODE), {
+        applied: [],
+        alreadyApplied: MIGRATIONS,
+        code: 'newer',
+      });
+      assert.equal(await codeOids(db), oids);
+      assert.equal((await migrate(db, later)).code, 'unchanged');
+    } finally {
+      // Going back to this release's code, deliberately: its record goes first.
+      await db.query('DELETE FROM schema_code');
     }
     assert.equal((await migrate(db, GENERATED_DATABASE_CODE)).code, 'applied');
     assert.equal(await schemaText(db), freshSchema);

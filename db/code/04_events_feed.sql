@@ -77,7 +77,7 @@ END $$;
 -- A deletion writes the tombstone: {id}, and for a contact its external_id (public data) beside it,
 -- so a CRM that keys its records by external id applies the deletion without keeping a map of our
 -- ids. Otherwise the event carries the row's public representation, by a direct call of its
--- api_<kind>_json() function (02_representations.sql): PL/pgSQL plans a branch the first time it
+-- api_<kind>_json() function (generated from the resource's schema): PL/pgSQL plans a branch the first time it
 -- runs, for the table the trigger fires on, so each branch is only ever planned for its own row
 -- type, once per session, where EXECUTE format(...) would plan a statement anew for every row. A
 -- kind without a branch (none today) still goes through EXECUTE.

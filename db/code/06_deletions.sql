@@ -31,7 +31,7 @@ CREATE OR REPLACE TRIGGER contacts_children_first BEFORE DELETE ON contacts FOR 
 -- Stored answers. A replayed write returns the answer stored with its Idempotency-Key (the contact
 -- as it was then) for 48 hours. When the contact is deleted, that answer is erased: the record
 -- stays (a retry must not create the contact again) but only says it was erased, and the replay
--- answers 404 like a GET of the contact (src/shared/idempotency.ts). An answer that carries several
+-- answers 404 like a GET of the contact (src/infra/idempotency-store.ts). An answer that carries several
 -- contacts (POST /v2/contacts/batch/upsert) names them all in resource_ids; deleting any of them
 -- erases it: nothing of a deleted contact stays readable through a replay.
 CREATE OR REPLACE FUNCTION erase_stored_answers() RETURNS trigger

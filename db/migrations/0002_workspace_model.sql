@@ -3,7 +3,7 @@
 -- Internal columns (notes, AI memory, provider data, private URLs, automation rules, billing,
 -- credentials) live in the same tables as the public ones. They never leave through the API:
 -- repositories select explicit public columns, response schemas are closed, and the events feed is
--- written from the api_*_json() functions (db/code/02_representations.sql), which name public
+-- written from the api_*_json() functions (generated from the resources' schemas: src/modules/resources.ts), which name public
 -- columns only. Which columns of a table are internal is also said by the arguments of its updated_at
 -- trigger (db/code/03_sync_clock.sql): a change of those alone is no change to sync.
 

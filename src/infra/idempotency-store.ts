@@ -47,7 +47,7 @@ export interface ResourceWrite<T> {
 
 export interface IdempotentOutcome extends WriteResult {
   replayed: boolean;
-  /** the body as written to the client and the record; for a write just done (replays: undefined) */
+  /** the body as written to the client and the record (a replay: the recorded bytes) */
   payload?: string;
   /** the resource the answer carries ({data: {id}}), if one */
   resourceId: string | null;
@@ -106,7 +106,7 @@ export class IdempotencyStore {
   async execute(
     request: IdempotentRequest,
     write: (tx: Transaction) => Promise<WriteResult | ResourceWrite<unknown>>,
-    serialize: Serialize = (_status, body) => JSON.stringify(body),
+    serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
     // A deadlock or serialization conflict rolled the attempt back whole: the request runs again.
@@ -141,8 +141,16 @@ export class IdempotencyStore {
               'This request was already carried out, and a contact it wrote has since been deleted: its stored answer was erased with it.',
           });
         }
+        // The stored bytes, as they were first answered: a replay says exactly what the write said,
+        // whatever the response schema has become since.
         const body = JSON.parse(previous.response_body!) as unknown;
-        return { statusCode: previous.status_code!, body, resourceId: writtenResourceId(body), replayed: true };
+        return {
+          statusCode: previous.status_code!,
+          body,
+          payload: previous.response_body!,
+          resourceId: writtenResourceId(body),
+          replayed: true,
+        };
       }
       // Not committed yet and claimed by another request: that one is still running.
       if (!locked) throw new ApiError('idempotency_key_in_use', { retryAfter: 1 });

@@ -77,12 +77,14 @@ export async function migrate(db: Database, generated: readonly CodeUnit[]): Pro
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
+    // The checksums of the code applied, in order: the last is the code in place.
     await tx.query(
       `CREATE TABLE IF NOT EXISTS schema_code (
          checksum text NOT NULL,
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
+    await tx.query('ALTER TABLE schema_code ADD COLUMN IF NOT EXISTS position bigint GENERATED ALWAYS AS IDENTITY');
     const done = new Set(
       (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
     );
@@ -95,9 +97,16 @@ export async function migrate(db: Database, generated: readonly CodeUnit[]): Pro
     }
     const pending = files.filter((file) => !done.has(file));
     const checksum = codeChecksum(code);
-    const recorded = (await tx.query<{ checksum: string }>('SELECT checksum FROM schema_code')).rows[0]?.checksum;
-    if (pending.length === 0 && recorded === checksum) {
+    const history = (
+      await tx.query<{ checksum: string }>('SELECT checksum FROM schema_code ORDER BY position')
+    ).rows.map((r) => r.checksum);
+    if (pending.length === 0 && history.at(-1) === checksum) {
       return { applied: [], alreadyApplied: done.size, code: 'unchanged' };
+    }
+    // This release's code was in place and another's replaced it since, with the same migrations: a
+    // later release that changed only code. Its code stays (going back is deliberate: db/README.md).
+    if (pending.length === 0 && history.includes(checksum)) {
+      return { applied: [], alreadyApplied: done.size, code: 'newer' };
     }
 
     await dropTriggersAndViews(tx);
@@ -107,7 +116,6 @@ export async function migrate(db: Database, generated: readonly CodeUnit[]): Pro
     }
     await dropFunctions(tx);
     for (const unit of code) await tx.exec(unit.sql);
-    await tx.query('DELETE FROM schema_code');
     await tx.query('INSERT INTO schema_code (checksum) VALUES ($1)', [checksum]);
     return { applied: pending, alreadyApplied: done.size, code: 'applied' };
   });

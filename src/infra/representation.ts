@@ -37,7 +37,7 @@ export interface RepresentedResource {
 /**
  * The database's representation functions, one per resource, and api_properties(): what an event
  * records of a changed row (db/code: resource_changed) and which of its properties the feed writes,
- * in the schema's order. Applied by every migrate, after the repeatable files that call them.
+ * in the schema's order. Applied by every migrate before the files of db/code that call them.
  */
 export function representationFunctions(resources: readonly RepresentedResource[]): string {
   const functions = resources.map(({ kind, table, item }) => {
