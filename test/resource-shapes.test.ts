@@ -13,17 +13,20 @@ import { PYTHON_RESOURCES_FILE, pythonResourceTypes } from '../scripts/python-ty
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCE_DIRS = ['src', 'db', 'test', 'clients', 'bench', 'scripts', 'examples'];
-const SOURCE = /\.(ts|mts|js|mjs|py|sql)$/;
+const SOURCE = /\.(ts|mts|cts|tsx|js|mjs|cjs|py|pyi|sql)$/;
 
 /** Source files of the repository; generated files (marked "do not edit") and fixtures of earlier releases are not source. */
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
-    if (['node_modules', '__pycache__', 'fixtures', 'dist'].includes(name)) return [];
+    if (['node_modules', '__pycache__', 'dist'].includes(name)) return [];
+    // The migration files of a release, exactly as it shipped them: history, not source.
+    if (full === path.join(ROOT, 'test', 'fixtures', 'released-schema')) return [];
     if (statSync(full).isDirectory()) return sourceFiles(full);
     if (!SOURCE.test(name)) return [];
+    // The two generators' own marks: openapi-typescript's clients and the Python resource types.
     const head = readFileSync(full, 'utf8').slice(0, 600);
-    return /generated/i.test(head) && /do not edit/i.test(head) ? [] : [full];
+    return head.startsWith('// generated — do not edit.') || head.includes('\nGenerated: do not edit.\n') ? [] : [full];
   });
 }
 
