@@ -197,21 +197,21 @@ export class IdempotencyStore {
   ): Promise<IdempotentOutcome> {
     const { resource, table, by, value, status, createdId } = write.answer;
     if (!/^[a-z_]+$/.test(resource) || !/^[a-z_]+$/.test(table)) throw new Error(`not a resource: ${resource}`);
-    const { work: written, last } = await tx.commitAfter<unknown, { status_code: number; response_body: string }>(
-      write.change,
-      {
-        sql: `INSERT INTO idempotency_keys
+    const { work: written, last } = await tx.commitAfter<
+      unknown,
+      { status_code: number; response_body: string; resource_id: string }
+    >(write.change, {
+      sql: `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
          SELECT $1, $2, $3, CASE WHEN r.id = $7::uuid THEN 201 ELSE $4 END,
                 '{"data":' || api_public_json('${resource}', api_${resource}_json(r)) || '}', r.id,
                 now() + $5::int * interval '1 hour'
            FROM ${table} r WHERE r.workspace_id = $1 AND r.${by} = $6
          ${RECORD_CONFLICT}
-         RETURNING status_code, response_body`,
-        params: [request.workspaceId, request.key, fingerprint, status, this.#ttlHours, value, createdId ?? null],
-        name: `idem_record_${resource}_by_${by}`,
-      },
-    );
+         RETURNING status_code, response_body, resource_id`,
+      params: [request.workspaceId, request.key, fingerprint, status, this.#ttlHours, value, createdId ?? null],
+      name: `idem_record_${resource}_by_${by}`,
+    });
     const answer = last.rows[0];
     if (written === null || !answer) throw write.otherwise;
     const body = answer.response_body;
@@ -219,7 +219,7 @@ export class IdempotencyStore {
       statusCode: answer.status_code,
       body: undefined,
       payload: body,
-      resourceId: writtenResourceId(JSON.parse(body)),
+      resourceId: answer.resource_id,
       replayed: false,
     };
   }

@@ -41,22 +41,25 @@ const setPresent = (present: number, value: (column: string, i: number) => strin
 const AFTER_COLUMNS = 3 + WRITABLE_CONTACT_FIELDS.length;
 
 const INSERT = `INSERT INTO contacts (workspace_id, id, ${WRITABLE_COLUMNS}) VALUES ($1, $2, ${placeholders(3)})
-  RETURNING ${CONTACT_COLUMNS}`;
+  RETURNING id`;
 
 const UPDATE = `UPDATE contacts SET ${setPresent(AFTER_COLUMNS, (_c, i) => `$${i + 3}`)}
-  WHERE workspace_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`;
+  WHERE workspace_id = $1 AND id = $2 RETURNING id`;
 
 // $1 workspace, $2 external id, the writable columns, the names present, last the new contact's id.
 const UPSERT = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS}, id)
   VALUES ($1, $2, ${placeholders(3)}, $${AFTER_COLUMNS + 1})
   ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${setPresent(AFTER_COLUMNS, (c) => `EXCLUDED.${c}`, 'c.')}
-  RETURNING ${contactColumns('c')}`;
+  RETURNING c.id`;
 
 type Statements = Pick<Transaction, 'query' | 'queryAll'>;
 
+/** The contact a single write wrote: its answer is read back with the record (ResourceWrite). */
+type Written = Pick<ContactT, 'id'>;
+
 /**
  * The single writes send their statements without waiting (the caller sends them with the
- * transaction's last round trip) and answer the contact as written. A new contact's id is chosen
+ * transaction's last round trip) and answer the contact written. A new contact's id is chosen
  * by the caller, so the write's answer can be found by it in the same round trip.
  */
 export const contactsRepository = {
@@ -66,16 +69,16 @@ export const contactsRepository = {
     workspaceId: string,
     id: string,
     fields: ContactWrite & { status: ContactStatus },
-  ): Promise<ContactT> {
+  ): Promise<Written> {
     const { values } = writable(fields);
-    const { rows } = await db.query<ContactT>(INSERT, [workspaceId, id, ...values], 'contacts_insert');
+    const { rows } = await db.query<Written>(INSERT, [workspaceId, id, ...values], 'contacts_insert');
     return rows[0]!;
   },
 
   /** Changes the given properties only; null when the workspace has no contact with this id. */
-  async update(db: Statements, workspaceId: string, id: string, fields: ContactWrite): Promise<ContactT | null> {
+  async update(db: Statements, workspaceId: string, id: string, fields: ContactWrite): Promise<Written | null> {
     const { values, present } = writable(fields);
-    const { rows } = await db.query<ContactT>(UPDATE, [workspaceId, id, ...values, present], 'contacts_update');
+    const { rows } = await db.query<Written>(UPDATE, [workspaceId, id, ...values, present], 'contacts_update');
     return rows[0] ?? null;
   },
 
@@ -92,7 +95,7 @@ export const contactsRepository = {
     externalId: string,
     newId: string,
     fields: ContactWrite,
-  ): Promise<ContactT> {
+  ): Promise<Written> {
     const { values, present } = writable(fields);
     values[STATUS_COLUMN] ??= DEFAULT_CONTACT_STATUS;
     // Take the external id first (the advisory lock a batch takes for each of its ids), then lock
@@ -108,7 +111,7 @@ export const contactsRepository = {
       },
       { sql: UPSERT, params: [workspaceId, externalId, ...values, present, newId], name: 'contacts_upsert' },
     ]);
-    return upserted!.rows[0] as ContactT;
+    return upserted!.rows[0] as Written;
   },
 
   /**
