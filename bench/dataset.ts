@@ -5,8 +5,10 @@
 // and the events from the same api_*_json() functions the triggers call, but written set-based
 // instead of by the row triggers. With the triggers firing, a load takes about four times as long
 // as without them plus one INSERT … SELECT into events: their per-row PL/pgSQL and EXECUTE would
-// make the load alone take most of the time budget. The loading transactions turn the triggers off with session_replication_role = replica,
-// which affects those transactions only; the service and everyone else keep them.
+// make the load alone take most of the time budget. The loading transactions turn the triggers off
+// with session_replication_role = replica, which affects those transactions only; the service and
+// everyone else keep them. The one trigger that fires anyway writes an event's feed text
+// (db/code/04_events_feed.sql).
 import pg from 'pg';
 import { createPostgresDatabase, type Database, type Queryable } from '../src/infra/database.js';
 import { instanceSetting, recordInstanceSetting } from '../src/infra/instance-settings.js';

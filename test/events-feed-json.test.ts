@@ -109,6 +109,26 @@ describe('events as the store writes them', () => {
     assert.ok(text.includes('"data":{"id":"c-direct","name":"Direct"}'), text);
   });
 
+  test('a session that skips triggers (session_replication_role = replica) still gets the text, and cannot set it', async () => {
+    const w = await fresh();
+    await feedServer().db.transaction(async (tx) => {
+      await tx.query('SET LOCAL session_replication_role = replica');
+      await tx.query(
+        `INSERT INTO events (workspace_id, stamp, type, resource_type, resource_id, data, feed_json)
+         VALUES ($1, 1, 'contact.updated', 'contact', 'c-replica', $2, $3)`,
+        [w.id, JSON.stringify({ id: 'c-replica', name: 'Bulk', notes: INTERNAL }), `{"notes":"${INTERNAL}"}`],
+      );
+    });
+    // No documented event either (see above): read around the harness's check.
+    const page = await fetch(`${feedServer().baseUrl}/v2/events?resource_id=c-replica`, {
+      headers: { authorization: `Bearer ${w.key}` },
+    });
+    const text = await page.text();
+    assert.equal(page.status, 200, text);
+    assert.ok(!text.includes(INTERNAL), text);
+    assert.ok(text.includes('"data":{"id":"c-replica","name":"Bulk"}'), text);
+  });
+
   test('an erasure rewrites the text of every earlier event of the resource', async () => {
     const w = await fresh();
     const made = await feedServer().request('POST', '/v2/contacts', {

@@ -39,6 +39,9 @@ $$;
 
 CREATE OR REPLACE TRIGGER events_feed_json BEFORE INSERT OR UPDATE ON events FOR EACH ROW
   EXECUTE FUNCTION write_feed_json();
+-- Also in sessions with session_replication_role = replica (a bulk load, a logical replica's apply),
+-- which skip ordinary triggers: no writer can leave an event without its text.
+ALTER TABLE events ENABLE ALWAYS TRIGGER events_feed_json;
 
 -- ------------------------------------------------------------------ writing events
 
