@@ -8,7 +8,7 @@ import { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { CursorCodec } from '../src/shared/cursor.js';
 import type { Dataset } from './dataset.js';
-import { DEEP_PAGE, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
+import { CONNECTIONS, DEEP_PAGE, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
 
 export interface Fixtures {
   /** CURSOR_SECRET of the service, so the benchmark can sign the deep cursor itself */
@@ -27,8 +27,10 @@ export interface Fixtures {
   window: { after: string; before: string };
 }
 
-// Quota far above anything a run sends: no request of the benchmark may be a 429.
+// Quota far above anything a run sends, and room for every connection's request at once: no
+// request of the benchmark may be a 429.
 const RATE_LIMIT_PER_MINUTE = 100_000_000;
+const CONCURRENT_REQUESTS = 2 * CONNECTIONS;
 
 export async function prepareFixtures(db: Database, dataset: Dataset): Promise<Fixtures> {
   const owner = { db, defaultRateLimitPerMinute: RATE_LIMIT_PER_MINUTE };
@@ -39,6 +41,7 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
         name: 'bench',
         scopes,
         rateLimitPerMinute: RATE_LIMIT_PER_MINUTE,
+        concurrencyLimit: CONCURRENT_REQUESTS,
       })
     ).key;
   const big = dataset.big_workspace_id;
