@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import type { Database } from '../src/infra/database.js';
 import { migrate, migrationFiles } from '../src/infra/migrate.js';
 import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
@@ -18,28 +18,10 @@ import { SCOPES } from '../src/shared/scopes.js';
 import { sleep, startTestServer, STORE } from './harness.js';
 import { migrateReleased, releasedMigrationFiles, schemaText } from './released-schema.js';
 import { ODD } from './schema-text.js';
-import { newDatabase } from './servers.js';
+import { emptyDatabase } from './servers.js';
 
 const DB_DIR = fileURLToPath(new URL('../db/', import.meta.url));
 const MIGRATIONS = migrationFiles().length;
-
-/** A database of its own, empty: PGlite in memory, or a new database on DATABASE_URL's server. */
-async function emptyDatabase(): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
-  if (STORE === 'embedded') {
-    const db = await createEmbeddedDatabase(null);
-    return { db, drop: () => db.close() };
-  }
-  const own = await newDatabase(process.env.DATABASE_URL!, 'workspace_api_schema');
-  const db = createPostgresDatabase(own.url, 2);
-  return {
-    db,
-    url: own.url,
-    async drop() {
-      await db.close();
-      await own.drop();
-    },
-  };
-}
 
 /** Rows of every kind the feed covers, written with SQL that every released schema accepts. */
 async function writeRows(db: Database): Promise<string> {

@@ -26,7 +26,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import pg from 'pg';
-import { sleep } from './harness.js';
+import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
+import { sleep, STORE } from './harness.js';
 import { freePort } from './processes.js';
 
 /** A server found or started, or the reason there is none. */
@@ -203,6 +204,27 @@ export async function newDatabase(serverUrl: string, prefix: string): Promise<{ 
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * A database of its own, empty: PGlite in memory, or a new database on DATABASE_URL's server with
+ * `poolSize` connections (1: every statement runs in the same session).
+ */
+export async function emptyDatabase(poolSize = 2): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
+  if (STORE === 'embedded') {
+    const db = await createEmbeddedDatabase(null);
+    return { db, drop: () => db.close() };
+  }
+  const own = await newDatabase(process.env.DATABASE_URL!, 'workspace_api_empty');
+  const db = createPostgresDatabase(own.url, poolSize);
+  return {
+    db,
+    url: own.url,
+    async drop() {
+      await db.close();
+      await own.drop();
+    },
+  };
 }
 
 /**
