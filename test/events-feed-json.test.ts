@@ -12,13 +12,14 @@ import { CatalogItem } from '../src/modules/catalog/catalog.schemas.js';
 import { Contact } from '../src/modules/contacts/contacts.schemas.js';
 import { Conversation, Message } from '../src/modules/conversations/conversations.schemas.js';
 import { Event } from '../src/modules/events/events.schemas.js';
-import { RESOURCE_TYPES, type ResourceType } from '../src/modules/resources.js';
+import { RESOURCE_TYPES, RESOURCES, type ResourceType } from '../src/modules/resources.js';
 import { PipelineStage } from '../src/modules/pipeline/pipeline.schemas.js';
 import { Workspace } from '../src/modules/workspaces/workspaces.schemas.js';
 import { Page } from '../src/shared/schemas.js';
 import { ODD, schemaText } from './schema-text.js';
 import { feedServer, fresh, INTERNAL, useFeedServer } from './events-support.js';
 import { contactBody, idem } from './harness.js';
+import { SAMPLE_ID, SAMPLE_TIME, sampleOf } from './samples.js';
 
 useFeedServer();
 
@@ -41,6 +42,37 @@ describe('events as the store writes them', () => {
         [type],
       );
       assert.deepEqual(rows[0]!.properties, Object.keys(SCHEMAS[type].properties), type);
+    }
+  });
+
+  test("a row's text (a write's answer) is byte for byte the feed's text of its representation, for every type", async () => {
+    for (const type of RESOURCE_TYPES) {
+      const item = SCHEMAS[type] as Parameters<typeof sampleOf>[0];
+      // Every property filled (strings odd, numbers with fractions), then every nullable one null.
+      const filled = Object.fromEntries(
+        Object.entries(sampleOf(item)).map(([name, value]) => {
+          const schema = item.properties[name] as { type?: unknown; enum?: unknown; format?: unknown };
+          const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+          if (schema.enum) return [name, value];
+          if (schema.format === 'uuid') return [name, SAMPLE_ID];
+          if (schema.format === 'date-time') return [name, SAMPLE_TIME];
+          if (schema.format === 'int64') return [name, 9007199254740991];
+          if (types.includes('string')) return [name, ODD];
+          if (types.includes('number')) return [name, 1234.5678];
+          if (types.includes('integer')) return [name, 42];
+          if (types.includes('boolean')) return [name, false];
+          return [name, value];
+        }),
+      );
+      for (const row of [filled, sampleOf(item)]) {
+        const { rows } = await feedServer().db.query<{ text: string; feed: string }>(
+          `SELECT api_${type}_text(r) AS text, api_public_json($2, api_${type}_json(r)) AS feed
+             FROM jsonb_populate_record(NULL::${RESOURCES[type].table}, $1::jsonb) r`,
+          [JSON.stringify(row), type],
+        );
+        assert.equal(rows[0]!.text, rows[0]!.feed, type);
+        assert.deepEqual(Object.keys(JSON.parse(rows[0]!.text) as object), Object.keys(item.properties), type);
+      }
     }
   });
 

@@ -1,4 +1,4 @@
--- The representation functions api_<type>_json(row) and api_properties(type) are generated from the
+-- The representation functions api_<type>_json(row), api_<type>_text(row) and api_properties(type) are generated from the
 -- resources' schemas (src/modules/resources.ts, src/infra/representation.ts) and applied by migrate
 -- before this file: the public properties of each resource are declared once, in its schema.
 

@@ -26,13 +26,13 @@ export interface WriteResult {
  * and nothing is recorded). The store sends them, the record of the answer and the COMMIT in one
  * round trip: nothing the service does lies between the change and the commit, which is the stretch
  * the write holds its workspace's sync clock (db/code/03_sync_clock.sql). The record's text is the
- * resource read back by its representation function, generated from its schema (infra/
- * representation.ts) and held byte for byte to the route's serializer (test/write-answers.test.ts).
+ * resource read back by its text representation, api_<resource>_text, generated from its schema
+ * (infra/representation.ts) and held byte for byte to the route's serializer (test/write-answers.test.ts).
  */
 export interface ResourceWrite<T> {
   change: (statements: Pick<Transaction, 'query' | 'queryAll'>) => Promise<T | null>;
   answer: {
-    /** the resource type: api_<resource>_json(row) is its representation */
+    /** the resource type: api_<resource>_text(row) is its answer */
     resource: string;
     table: string;
     /** the column that finds the written row (unique within the workspace) and its value */
@@ -204,7 +204,7 @@ export class IdempotencyStore {
       sql: `INSERT INTO idempotency_keys
            (workspace_id, key, request_sha256, status_code, response_body, resource_id, expires_at)
          SELECT $1, $2, $3, CASE WHEN r.id = $7::uuid THEN 201 ELSE $4 END,
-                '{"data":' || api_public_json('${resource}', api_${resource}_json(r)) || '}', r.id,
+                '{"data":' || api_${resource}_text(r) || '}', r.id,
                 now() + $5::int * interval '1 hour'
            FROM ${table} r WHERE r.workspace_id = $1 AND r.${by} = $6
          ${RECORD_CONFLICT}

@@ -20,6 +20,26 @@ function expression(row: string, name: string, schema: TSchema, into: 'driver' |
 /** The properties of an item schema, in its order, with their schemas. */
 const propertiesOf = (item: TObject): [string, TSchema][] => Object.entries(item.properties);
 
+/**
+ * The members of api_<kind>_text(r): the row as compact JSON text, every public property in schema
+ * order, which is what GET writes for it (test/events-feed-json.test.ts holds it byte for byte to
+ * api_public_json of api_<kind>_json, and test/write-answers.test.ts to the route's serializer). A
+ * write's recorded answer is this text: written member by member, it costs a fraction of building
+ * the jsonb and ordering its keys. A string goes through to_json, anything else through to_jsonb,
+ * as jsonb_build_object converts it; both escape as JSON.stringify does.
+ */
+function textMembers(item: TObject): string {
+  const members = propertiesOf(item).map(([name, schema], i) => {
+    const s = schema as { type?: unknown };
+    const types = Array.isArray(s.type) ? (s.type as unknown[]) : [s.type];
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a property name: ${name}`);
+    if (types.includes('object') || types.includes('array')) throw new Error(`${name}: a public property is a scalar`);
+    const convert = types.includes('string') ? 'to_json' : 'to_jsonb';
+    return `'${i === 0 ? '{' : ','}"${name}":' || coalesce(${convert}(${expression('r', name, schema, 'jsonb')})::text, 'null')`;
+  });
+  return `${members.join(' || ')} || '}'`;
+}
+
 /** The select list of a resource's reads: every public property, under its own name, nothing else. */
 export function selectList(item: TObject, table: string): string {
   return propertiesOf(item)
@@ -36,8 +56,9 @@ export interface RepresentedResource {
 
 /**
  * The database's representation functions, one per resource, and api_properties(): what an event
- * records of a changed row (db/code: resource_changed) and which of its properties the feed writes,
- * in the schema's order. Applied by every migrate before the files of db/code that call them.
+ * records of a changed row (api_<kind>_json, called by db/code's resource_changed), the row as a
+ * write answers it (api_<kind>_text), and which of its properties the feed writes, in the schema's
+ * order. Applied by every migrate before the files of db/code that call them.
  */
 export function representationFunctions(resources: readonly RepresentedResource[]): string {
   const functions = resources.map(({ kind, table, item }) => {
@@ -45,7 +66,10 @@ export function representationFunctions(resources: readonly RepresentedResource[
       .map(([name, schema]) => `'${name}', ${expression('r', name, schema, 'jsonb')}`)
       .join(', ');
     return `CREATE OR REPLACE FUNCTION api_${kind}_json(r ${table}) RETURNS jsonb LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object(${pairs}) $$;`;
+  SELECT jsonb_build_object(${pairs}) $$;
+
+CREATE OR REPLACE FUNCTION api_${kind}_text(r ${table}) RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT ${textMembers(item)} $$;`;
   });
   const cases = resources
     .map(
