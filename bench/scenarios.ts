@@ -3,7 +3,7 @@
 import { BENCH_ORIGIN } from './dataset.js';
 import type { Fixtures } from './fixtures.js';
 import type { Scenario } from './load.js';
-import { BATCH_SIZE, CONNECTIONS, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
+import { BATCH_SIZE, CONNECTIONS, EVENTS_LIMIT, LIST_LIMIT, POOL_SIZE } from './settings.js';
 
 /** Distinct external ids the upserts cycle over: the first pass creates them, later passes update them. */
 const UPSERT_IDS = 5_000;
@@ -119,7 +119,10 @@ export function serviceScenarios(f: Fixtures, runId: string): Scenarios {
       method: 'POST',
       path: '/v2/contacts/batch/upsert',
       headers: write,
-      connections: CONNECTIONS,
+      // A batch holds a pooled connection for its whole transaction: more batches at once than the
+      // pool has connections only queue, and the service sheds them (503 server_overloaded). An
+      // import sends a few at a time.
+      connections: POOL_SIZE,
       expect: [200],
       next: (request) => {
         const w = batch();
