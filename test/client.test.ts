@@ -8,7 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { generate, generatedUrl, VERSIONS } from '../clients/typescript/generate.js';
 import {
+  batchUpsertContacts,
   createWorkspaceApiClient,
+  RepeatedExternalIdsError,
   eventPages,
   pages,
   paginate,
@@ -594,6 +596,24 @@ describe('a client under a rate limit', () => {
       [own.id],
     );
     assert.equal(rows[0]!.n, 15);
+  });
+});
+
+describe('batch upserts', () => {
+  test('external_ids sent more than once: every one named with all its places, nothing sent', async () => {
+    const simulated = recordingFetch();
+    const items = ['a', 'b', 'a', 'c', 'a', 'b'].map((id, n) => ({ external_id: `dup-${id}`, name: `N ${n}` }));
+    await assert.rejects(batchUpsertContacts(client({ fetch: simulated.fetch }).v2, items), (error: unknown) => {
+      assert.ok(error instanceof RepeatedExternalIdsError);
+      assert.ok(error instanceof RangeError);
+      assert.deepEqual(error.repeated, [
+        { externalId: 'dup-a', indexes: [0, 2, 4] },
+        { externalId: 'dup-b', indexes: [1, 5] },
+      ]);
+      assert.match(error.message, /"dup-a" at items 0, 2, 4; "dup-b" at items 1, 5/);
+      return true;
+    });
+    assert.equal(simulated.attempts.length, 0);
   });
 });
 

@@ -22,6 +22,8 @@ const PATH = '/v2/contacts/batch/upsert';
 function requestsOn(server: TestServer, ws: () => TestWorkspace) {
   const batch = (items: unknown[], key = idem(), apiKey = ws().key) =>
     server.request('POST', PATH, { key: apiKey, idem: key, body: { items } });
+  const partial = (items: unknown[], key = idem()) =>
+    server.request('POST', PATH, { key: ws().key, idem: key, body: { mode: 'partial', items } });
   /** The feed's head now: events after it are the ones a step made. */
   const head = async (): Promise<string> =>
     (await server.request('GET', '/v2/events/head', { key: ws().key })).json.data.position as string;
@@ -36,9 +38,9 @@ function requestsOn(server: TestServer, ws: () => TestWorkspace) {
       path = `/v2/events?cursor=${encodeURIComponent(res.json.page.next_cursor)}&limit=100`;
     }
   }
-  return { batch, head, allEventsAfter };
+  return { batch, partial, head, allEventsAfter };
 }
-const { batch, head } = requestsOn(server, () => w);
+const { batch, partial, head } = requestsOn(server, () => w);
 const ext = (prefix = 'b') => `${prefix}-${randomUUID().slice(0, 12)}`;
 
 const contactCount = async (): Promise<number> =>
@@ -169,18 +171,134 @@ describe('batch upsert of contacts', () => {
     assert.deepEqual(await eventsAfter(start), []);
   });
 
-  test('an external_id repeated within the batch: 422 naming the repeat, nothing written', async () => {
+  test('external_ids repeated within the batch: 422 naming every item of each, nothing written', async () => {
     const before = await contactCount();
-    const dup = ext();
+    const [dup, twice] = [ext(), ext()];
     const res = await batch([
       { external_id: dup, name: 'first' },
-      { external_id: ext(), name: 'other' },
+      { external_id: twice, name: 'other' },
       { external_id: dup, name: 'again' },
+      { external_id: twice, name: 'other again' },
+      { external_id: dup, name: 'third' },
     ]);
     assert.equal(res.status, 422, res.text);
+    const thrice = '3 items send this external_id (items 0, 2 and 4); each may be sent once';
+    const two = '2 items send this external_id (items 1 and 3); each may be sent once';
     assert.deepEqual(res.json.error.details.items, [
-      { index: 2, errors: [{ field: 'external_id', message: 'repeats the external_id of item 0' }] },
+      { index: 0, errors: [{ field: 'external_id', message: thrice }] },
+      { index: 1, errors: [{ field: 'external_id', message: two }] },
+      { index: 2, errors: [{ field: 'external_id', message: thrice }] },
+      { index: 3, errors: [{ field: 'external_id', message: two }] },
+      { index: 4, errors: [{ field: 'external_id', message: thrice }] },
     ]);
+    assert.equal(await contactCount(), before);
+  });
+
+  test('partial: the valid items are written in item order, each invalid one answered in its place (207)', async () => {
+    const [updated, same] = [ext('upd'), ext('same')];
+    const prepared = await batch([
+      { external_id: updated, name: 'Before' },
+      { external_id: same, name: 'Same', origin: 'crm' },
+    ]);
+    assert.equal(prepared.status, 200, prepared.text);
+    const before = await contactCount();
+    const start = await head();
+    const [a, b, badEmail, dup, nul, internal] = [ext('a'), ext('b'), ext('mail'), ext('dup'), ext('nul'), ext('int')];
+    const items = [
+      { external_id: a, name: 'A' },
+      { external_id: badEmail, email: 'not an e-mail' },
+      { external_id: dup, name: 'first' },
+      { external_id: b, name: 'B' },
+      42,
+      { external_id: dup, name: 'second' },
+      { external_id: nul, name: 'a\u0000b' },
+      { external_id: internal, name: 'I', notes: 'internal' },
+      { external_id: updated, name: 'After' },
+      { external_id: same, name: 'Same' },
+    ];
+    const key = idem();
+    const res = await partial(items, key);
+    assert.equal(res.status, 207, res.text);
+    assert.deepEqual(res.json.counts, { created: 2, updated: 1, unchanged: 1, invalid: 6 });
+    const data = res.json.data as any[];
+    assert.deepEqual(
+      data.map((r) => r.result),
+      ['created', 'invalid', 'invalid', 'created', 'invalid', 'invalid', 'invalid', 'invalid', 'updated', 'unchanged'],
+    );
+    assert.deepEqual(
+      [0, 3, 8, 9].map((i) => data[i].contact.external_id),
+      [a, b, updated, same],
+    );
+    const invalid = Object.fromEntries(data.filter((r) => r.result === 'invalid').map((r) => [r.index, r]));
+    assert.deepEqual(invalid[1], {
+      result: 'invalid',
+      index: 1,
+      external_id: badEmail,
+      errors: [{ field: 'email', message: 'must be a valid email' }],
+    });
+    const twice = '2 items send this external_id (items 2 and 5); each may be sent once';
+    assert.deepEqual(invalid[2].errors, [{ field: 'external_id', message: twice }]);
+    assert.deepEqual(invalid[5].errors, [{ field: 'external_id', message: twice }]);
+    assert.equal(invalid[4].external_id, null);
+    assert.equal(invalid[4].errors[0].field, null);
+    assert.deepEqual(invalid[6].errors, [
+      { field: 'name', message: 'holds a NUL character (U+0000), which cannot be stored' },
+    ]);
+    assert.deepEqual(invalid[7].errors, [{ field: 'notes', message: 'is not a property of this body' }]);
+    // Written: the valid items only, their events in item order; nothing of the invalid ones.
+    assert.equal(await contactCount(), before + 2);
+    assert.deepEqual(
+      (await eventsAfter(start)).map((e) => [e.type, e.data.external_id]),
+      [
+        ['contact.created', a],
+        ['contact.created', b],
+        ['contact.updated', updated],
+      ],
+    );
+    const { rows } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])',
+      [w.id, [badEmail, dup, nul, internal]],
+    );
+    assert.equal(rows[0]!.n, 0);
+    // The answer is the request's: its replay is the same bytes, status included.
+    const replay = await partial(items, key);
+    assert.equal(replay.status, 207);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.text, res.text);
+  });
+
+  test('partial with every item invalid: 422 as all or nothing, nothing written, the key stays free', async () => {
+    const before = await contactCount();
+    const key = idem();
+    const res = await partial([{ external_id: ext(), email: 'nope' }, { name: 'no external id' }], key);
+    assert.equal(res.status, 422, res.text);
+    assert.deepEqual(
+      res.json.error.details.items.map((i: any) => [i.index, i.errors.map((e: any) => e.field)]),
+      [
+        [0, ['email']],
+        [1, [null, 'external_id']],
+      ],
+    );
+    assert.equal(await contactCount(), before);
+    const fixed = await partial([{ external_id: ext(), name: 'Fixed' }], key);
+    assert.equal(fixed.status, 200, fixed.text);
+    assert.deepEqual(fixed.json.counts, { created: 1, updated: 0, unchanged: 0, invalid: 0 });
+  });
+
+  test('partial: a body that is no batch is refused whole (mode, items, bounds), nothing written', async () => {
+    const before = await contactCount();
+    const cases: [unknown, string][] = [
+      [{ mode: 'sometimes', items: [{ external_id: ext(), name: 'x' }] }, 'mode'],
+      [{ mode: 'partial', items: 'none' }, 'items'],
+      [{ mode: 'partial', items: [] }, 'items'],
+      [{ mode: 'partial', items: Array.from({ length: 101 }, () => ({ external_id: ext(), name: 'x' })) }, 'items'],
+      [{ mode: 'partial', items: [{ external_id: ext(), name: 'x' }], extra: 1 }, 'extra'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await server.request('POST', PATH, { key: w.key, idem: idem(), body });
+      assert.equal(res.status, 422, res.text);
+      assert.equal(res.json.error.details.errors[0].field, field, res.text);
+    }
     assert.equal(await contactCount(), before);
   });
 

@@ -591,6 +591,38 @@ describeOrSkip(
       assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
     });
 
+    test('8 overlapping partial batches with invalid items over every process: all 207, no deadlock, only the valid items written, each once', async () => {
+      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+      const pool = Array.from({ length: 60 }, (_, i) => `partial-${i}-${randomUUID().slice(0, 6)}`);
+      const refused = Array.from({ length: 8 }, (_, i) => `refused-${i}-${randomUUID().slice(0, 6)}`);
+      const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
+      const deadlocksBefore = await deadlocksSoFar(db);
+      const answers = await Promise.all(
+        servers.map((server, n) => {
+          const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
+          const items: unknown[] = ids.map((external_id) => ({ external_id, origin: `partial-${n}` }));
+          // An invalid item among the valid ones, in a different place in each batch.
+          items.splice(n * 5, 0, { external_id: refused[n], email: 'not an e-mail' });
+          return call(server, 'POST', '/v2/contacts/batch/upsert', key, { mode: 'partial', items }, idem());
+        }),
+      );
+      for (const r of answers) {
+        assert.equal(r.status, 207, r.text);
+        assert.equal(r.json.counts.invalid, 1);
+      }
+      await sleep(1_500);
+      assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
+      const { rows } = await db.query<{ external_id: string; n: number }>(
+        `SELECT external_id, count(*)::int AS n FROM contacts
+        WHERE workspace_id = $1 AND (external_id = ANY($2::text[]) OR external_id = ANY($3::text[]))
+        GROUP BY external_id`,
+        [workspaceId, pool, refused],
+      );
+      assert.ok(rows.every((r) => r.n === 1 && r.external_id.startsWith('partial-')));
+      const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
+      assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+    });
+
     test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
       const writer = await newKey({ scopes: ['contacts:write'] });
       const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });

@@ -13,7 +13,7 @@ import uuid
 from typing import ClassVar, List
 
 from support import Key, Server
-from workspace_api import BatchUpsertItem, ValidationError, WorkspaceApiClient
+from workspace_api import BatchUpsertItem, RepeatedExternalIdsError, ValidationError, WorkspaceApiClient
 
 
 class BatchUpsertTest(unittest.TestCase):
@@ -78,6 +78,20 @@ class BatchUpsertTest(unittest.TestCase):
         self.assertEqual(len(error.batch_results or []), 100, "the first chunk was written")
         bad = error.details["items"]
         self.assertEqual([item["index"] + (error.batch_offset or 0) for item in bad], [130])
+
+    def test_repeated_external_ids_are_all_named_with_every_place_before_anything_is_sent(self) -> None:
+        items = self.items(6)
+        for n, source in ((2, 0), (4, 0), (5, 1)):
+            items[n] = {**items[n], "external_id": items[source]["external_id"]}
+        before = self.client.v2.list_contacts(limit=100).data
+        with self.assertRaises(RepeatedExternalIdsError) as caught:
+            self.client.v2.batch_upsert_contacts(items)
+        self.assertIsInstance(caught.exception, ValueError)
+        self.assertEqual(
+            caught.exception.repeated,
+            {items[0]["external_id"]: [0, 2, 4], items[1]["external_id"]: [1, 5]},
+        )
+        self.assertEqual(self.client.v2.list_contacts(limit=100).data, before, "nothing was written")
 
     def test_nothing_to_send_sends_nothing(self) -> None:
         result = self.client.v2.batch_upsert_contacts([])

@@ -23,11 +23,13 @@ from .client import (
     BATCH_UPSERT_MAX_ITEMS,
     BatchUpsertResult,
     EventPage,
+    RepeatedExternalIdsError,
     V1Api,
     V2Api,
     WorkspaceApiClient,
     iterate,
     pages,
+    repeated_external_ids,
 )
 from .errors import (
     ApiConnectionError,
@@ -82,6 +84,8 @@ __all__ = [
     "RetryEvent",
     "EventPage",
     "BatchUpsertResult",
+    "RepeatedExternalIdsError",
+    "repeated_external_ids",
     "BATCH_UPSERT_MAX_ITEMS",
     "pages",
     "iterate",

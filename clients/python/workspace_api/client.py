@@ -530,6 +530,10 @@ class V2Api(_Version):
         for the n-th chunk (from 0) when ``idempotency_key`` is given — so a resumed run that sends
         the same items with the same key replays the chunks already written.
 
+        An ``external_id`` given by more than one item raises :class:`RepeatedExternalIdsError`
+        before anything is sent, naming every such ``external_id`` with all its places: within one
+        request the service refuses it too, and across requests the later item would silently win.
+
         Chunks are separate requests: when one fails (a 422 lists the bad items in
         ``details["items"]``, each with its ``index`` within that chunk), the chunks before it stay
         written. The exception carries ``batch_offset`` (the position in ``items`` of the failed
@@ -538,6 +542,9 @@ class V2Api(_Version):
         if not 1 <= chunk_size <= BATCH_UPSERT_MAX_ITEMS:
             raise ValueError(f"chunk_size must be from 1 to {BATCH_UPSERT_MAX_ITEMS}")
         all_items = list(items)
+        repeated = repeated_external_ids(all_items)
+        if repeated:
+            raise RepeatedExternalIdsError(repeated)
         result = BatchUpsertResult()
         for number, offset in enumerate(range(0, len(all_items), chunk_size)):
             chunk = all_items[offset : offset + chunk_size]
@@ -553,6 +560,27 @@ class V2Api(_Version):
             result.responses.append(response)
             result.results.extend(response.data)
         return result
+
+
+def repeated_external_ids(items: Iterable[Mapping[str, Any]]) -> Dict[str, List[int]]:
+    """Every ``external_id`` of ``items`` sent more than once, with all its places, in order of first
+    appearance."""
+    places: Dict[str, List[int]] = {}
+    for index, item in enumerate(items):
+        places.setdefault(item["external_id"], []).append(index)
+    return {external_id: at for external_id, at in places.items() if len(at) > 1}
+
+
+class RepeatedExternalIdsError(ValueError):
+    """Items that send one ``external_id`` more than once, found before anything is sent.
+    ``repeated`` maps each such ``external_id`` to all its places in the caller's items."""
+
+    def __init__(self, repeated: Dict[str, List[int]]) -> None:
+        self.repeated = repeated
+        listed = "; ".join(
+            f"{external_id!r} at items {', '.join(map(str, at))}" for external_id, at in repeated.items()
+        )
+        super().__init__(f"each external_id may be sent once: {listed}")
 
 
 # -------------------------------------------------------------------------------------- client

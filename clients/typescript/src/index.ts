@@ -610,12 +610,47 @@ export class BatchUpsertError extends Error {
   }
 }
 
+/** An external_id sent by several items, and the places of every one of them in the caller's array. */
+export interface RepeatedExternalId {
+  externalId: string;
+  indexes: number[];
+}
+
+/**
+ * Items that send one external_id more than once, found before anything is sent: every such
+ * external_id, each with all its places (the service refuses them too, naming the same items).
+ */
+export class RepeatedExternalIdsError extends RangeError {
+  readonly repeated: RepeatedExternalId[];
+
+  constructor(repeated: RepeatedExternalId[]) {
+    const listed = repeated.map((r) => `${JSON.stringify(r.externalId)} at items ${r.indexes.join(', ')}`).join('; ');
+    super(`each external_id may be sent once: ${listed}`);
+    this.name = 'RepeatedExternalIdsError';
+    this.repeated = repeated;
+  }
+}
+
+/** Every external_id of `items` sent more than once, in order of first appearance. */
+export function repeatedExternalIds(items: readonly { external_id: string }[]): RepeatedExternalId[] {
+  const places = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const at = places.get(item.external_id);
+    if (at) at.push(index);
+    else places.set(item.external_id, [index]);
+  });
+  return [...places]
+    .filter(([, indexes]) => indexes.length > 1)
+    .map(([externalId, indexes]) => ({ externalId, indexes }));
+}
+
 /**
  * Creates or updates any number of contacts by external id, 100 per request, in input order, and
  * returns what happened to each (created, updated, unchanged) with the contact, in input order.
  *
- * An external_id given twice is refused before anything is sent (within one request the service
- * refuses it too; across requests the second would silently win). Each request carries its own
+ * An external_id given more than once is refused before anything is sent, with every such
+ * external_id and all its places (RepeatedExternalIdsError): within one request the service refuses
+ * it too; across requests the later item would silently win. Each request carries its own
  * Idempotency-Key: `${idempotencyKey}:${n}` for the n-th request when one is given (so a rerun of
  * the same import with the same key replays what was written and continues), otherwise a new one.
  * A request is one request against the key's rate limit; 429s are waited out by the client's
@@ -626,14 +661,8 @@ export async function batchUpsertContacts(
   items: readonly ContactBatchItem[],
   options: { idempotencyKey?: string; signal?: AbortSignal } = {},
 ): Promise<ContactBatchResult[]> {
-  const seen = new Map<string, number>();
-  items.forEach((item, index) => {
-    const first = seen.get(item.external_id);
-    if (first !== undefined) {
-      throw new RangeError(`items[${index}] repeats the external_id of items[${first}]: ${item.external_id}`);
-    }
-    seen.set(item.external_id, index);
-  });
+  const repeated = repeatedExternalIds(items);
+  if (repeated.length > 0) throw new RepeatedExternalIdsError(repeated);
   const results: ContactBatchResult[] = [];
   for (let offset = 0; offset < items.length; offset += BATCH_MAX_ITEMS) {
     const key =
@@ -646,7 +675,11 @@ export async function batchUpsertContacts(
           ...(options.signal ? { signal: options.signal } : {}),
         }),
       );
-      results.push(...data.data);
+      // All or nothing: every entry of a 200 is a written (or unchanged) item.
+      for (const entry of data.data) {
+        if (entry.result === 'invalid') throw new Error(`item ${offset + entry.index} came back invalid in a 200`);
+        results.push(entry);
+      }
     } catch (error) {
       if (error instanceof WorkspaceApiError) {
         throw new BatchUpsertError(error, offset, Math.min(BATCH_MAX_ITEMS, items.length - offset), results);

@@ -2,7 +2,7 @@
 // and serialization are declared, not coded.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound, nulCharacterProblems, validationFailed, type BodyProblem } from '../../shared/errors.js';
+import { notFound, type ApiError } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { writeResponses } from '../../http/responses.js';
@@ -14,9 +14,13 @@ import {
   BATCH_ITEMS_PER_REQUEST,
   BATCH_MAX_ITEMS,
   Contact,
+  ContactBatchEnvelope,
+  ContactBatchItem,
+  ContactBatchPartialResults,
   ContactBatchResults,
   ContactBatchUpsert,
-  type ContactBatchItemT,
+  type ContactBatchInvalidT,
+  type ContactBatchResultT,
   ContactCreate,
   ContactIdParams,
   ContactListQuery,
@@ -25,6 +29,8 @@ import {
   ExternalIdParams,
 } from './contacts.schemas.js';
 import { RESOURCES } from '../resources.js';
+import { sortBatch, type BatchChecks, type SortedBatch } from './contacts.batch.js';
+import { compileBody } from '../../http/validators.js';
 
 const tags = ['Contacts'];
 /** A single write answers the contact it wrote, as GET writes it (infra/idempotency-store.ts ResourceWrite). */
@@ -151,49 +157,58 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
 
 /**
  * POST /v2/contacts/batch/upsert: up to 100 upserts by external id in one request and one
- * transaction, all or nothing. It counts as one request per 10 items against the key's rate limit.
+ * transaction; all or nothing, or in partial mode the valid items (contacts.batch.ts). It counts as
+ * one request per 10 items against the key's rate limit.
  */
+const BATCH_CHECKS: BatchChecks = { envelope: compileBody(ContactBatchEnvelope), item: compileBody(ContactBatchItem) };
+
 export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.post(
     '/contacts/batch/upsert',
     {
       config: { scope: 'contacts:write', idempotentWrite: true, itemsPerRequest: BATCH_ITEMS_PER_REQUEST },
+      // The body's check against its schema is handed to the handler: a partial batch keeps an
+      // item's problems with the item instead of refusing the request.
+      attachValidation: true,
       schema: {
         operationId: 'batchUpsertContacts',
         summary: 'Create or update up to 100 contacts by external identifier',
-        description: `Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status ${DEFAULT_CONTACT_STATUS} when none is sent) or changes only the properties sent. 1 to ${BATCH_MAX_ITEMS} items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per ${BATCH_ITEMS_PER_REQUEST} items (started) against the rate limit: a batch of ${BATCH_MAX_ITEMS} counts as ${BATCH_MAX_ITEMS / BATCH_ITEMS_PER_REQUEST}.`,
+        description: `Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status ${DEFAULT_CONTACT_STATUS} when none is sent) or changes only the properties sent. 1 to ${BATCH_MAX_ITEMS} items; an external_id sent by several items makes every one of them invalid, and its problem names them all. mode all_or_nothing (the default): when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. mode partial: the valid items are written, and each invalid one is answered in its place with result invalid, its index, the external_id it sent and its problems (207 when there is at least one; 422 as above when no item is valid). The items written go in one transaction, and the answer lists, in item order, what happened to each (created, updated, unchanged, invalid) with the contact, and counts says how many had each result. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per ${BATCH_ITEMS_PER_REQUEST} items (started) against the rate limit: a batch of ${BATCH_MAX_ITEMS} counts as ${BATCH_MAX_ITEMS / BATCH_ITEMS_PER_REQUEST}.`,
         tags,
         headers: IdempotencyHeaders,
         body: ContactBatchUpsert,
-        response: writeResponses({ 200: ContactBatchResults }),
+        response: writeResponses({ 200: ContactBatchResults, 207: ContactBatchPartialResults }),
       },
     },
     async (request, reply) => {
-      refuseUnwritableItems(request.body.items);
+      const declared = (request.validationError as ApiError | undefined) ?? null;
+      const { valid, invalid } = sortBatch(request.body, declared, BATCH_CHECKS);
       return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
-        const results = await contactsRepository.batchUpsert(tx, workspaceId, request.body.items);
+        const written = await contactsRepository.batchUpsert(
+          tx,
+          workspaceId,
+          valid.map((v) => v.item),
+        );
+        const counts = { created: 0, updated: 0, unchanged: 0, invalid: invalid.length };
+        for (const { result } of written) counts[result] += 1;
         return {
-          statusCode: 200,
-          body: { data: results },
-          resourceIds: results.map((r) => r.contact.id),
+          statusCode: invalid.length > 0 ? 207 : 200,
+          body: { data: inItemOrder(valid, written, invalid), counts },
+          resourceIds: written.map((r) => r.contact.id),
         };
       });
     },
   );
 };
 
-/**
- * 422 naming every item the schema let through that still cannot be written: an external_id an
- * earlier item of the batch already has, or a NUL character.
- */
-function refuseUnwritableItems(items: readonly ContactBatchItemT[]): void {
-  const firstIndex = new Map<string, number>();
-  const problems: BodyProblem[] = [];
-  items.forEach((item, index) => {
-    const first = firstIndex.get(item.external_id);
-    if (first === undefined) firstIndex.set(item.external_id, index);
-    else problems.push({ field: `items/${index}/external_id`, message: `repeats the external_id of item ${first}` });
-    problems.push(...nulCharacterProblems(item, `items/${index}/`));
-  });
-  if (problems.length > 0) throw validationFailed(problems);
+/** The answer's entries, one per item in item order: the written items' results and the invalid ones. */
+function inItemOrder(
+  valid: SortedBatch['valid'],
+  written: readonly ContactBatchResultT[],
+  invalid: readonly ContactBatchInvalidT[],
+): (ContactBatchResultT | ContactBatchInvalidT)[] {
+  const entries = new Array<ContactBatchResultT | ContactBatchInvalidT>(valid.length + invalid.length);
+  valid.forEach(({ index }, i) => (entries[index] = written[i]!));
+  for (const entry of invalid) entries[entry.index] = entry;
+  return entries;
 }

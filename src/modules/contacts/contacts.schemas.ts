@@ -1,5 +1,6 @@
 // Contact resource and request bodies, exactly as spec sections 2.1-2.3 and 8 define them.
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
+import { PROBLEM_LIMITS } from '../../shared/errors.js';
 import { Cursor, DateTime, Limit, NullableString, Uuid } from '../../shared/schemas.js';
 
 export const CONTACT_STATUSES = [
@@ -157,15 +158,36 @@ export const ContactBatchItem = Type.Object(
 );
 export type ContactBatchItemT = Static<typeof ContactBatchItem>;
 
+/** How a batch treats its invalid items: refuse the whole batch (the default), or write the others. */
+export const BATCH_MODES = ['all_or_nothing', 'partial'] as const;
+export type BatchMode = (typeof BATCH_MODES)[number];
+
+const batchMode = Type.Unsafe<BatchMode>({
+  type: 'string',
+  enum: [...BATCH_MODES],
+  description:
+    'all_or_nothing (the default): any invalid item refuses the whole batch with 422 and nothing is written. partial: the valid items are written in one transaction and each invalid one comes back in the answer (result invalid, its index, external_id and problems), with 207 when there is one; 422 when no item is valid.',
+});
+
+const batchItems = <T extends TSchema>(item: T) =>
+  Type.Array(item, {
+    minItems: 1,
+    maxItems: BATCH_MAX_ITEMS,
+    description: `1 to ${BATCH_MAX_ITEMS} contacts, each external_id at most once.`,
+  });
+
 export const ContactBatchUpsert = Type.Object(
-  {
-    items: Type.Array(ContactBatchItem, {
-      minItems: 1,
-      maxItems: BATCH_MAX_ITEMS,
-      description: `1 to ${BATCH_MAX_ITEMS} contacts, each external_id at most once.`,
-    }),
-  },
+  { mode: Type.Optional(batchMode), items: batchItems(ContactBatchItem) },
   { additionalProperties: false, title: 'ContactBatchUpsert' },
+);
+
+/**
+ * A batch body as a partial batch checks it before its items: the mode and 1 to 100 items. Each
+ * item is then checked alone against ContactBatchItem.
+ */
+export const ContactBatchEnvelope = Type.Object(
+  { mode: Type.Optional(batchMode), items: batchItems(Type.Unknown()) },
+  { additionalProperties: false },
 );
 
 export const BATCH_RESULTS = ['created', 'updated', 'unchanged'] as const;
@@ -183,8 +205,65 @@ export const ContactBatchResult = Type.Object(
   },
   { additionalProperties: false, title: 'ContactBatchResult' },
 );
+export type ContactBatchResultT = Static<typeof ContactBatchResult>;
 
+const ItemProblem = Type.Object(
+  {
+    field: Type.Union([Type.String({ maxLength: 160 }), Type.Null()], {
+      description: 'The property of the item (a path within it); null: the item itself.',
+    }),
+    message: Type.String({ maxLength: 2000 }),
+  },
+  { additionalProperties: false, title: 'ItemProblem' },
+);
+
+export const ContactBatchInvalid = Type.Object(
+  {
+    result: Type.Unsafe<'invalid'>({ type: 'string', enum: ['invalid'], description: 'The item was not written.' }),
+    index: Type.Integer({ minimum: 0, maximum: BATCH_MAX_ITEMS - 1, description: "The item's place in items." }),
+    external_id: Type.Union([Type.String({ maxLength: 160 }), Type.Null()], {
+      description: 'The external_id the item sent, when it sent a string (cut to 120 characters); otherwise null.',
+    }),
+    errors: Type.Array(ItemProblem, {
+      maxItems: PROBLEM_LIMITS.perItem,
+      description: `The item's problems, the first ${PROBLEM_LIMITS.perItem}.`,
+    }),
+    more_errors: Type.Optional(Type.Integer({ minimum: 1, description: 'How many problems errors leaves out.' })),
+  },
+  { additionalProperties: false, title: 'ContactBatchInvalid' },
+);
+export type ContactBatchInvalidT = Static<typeof ContactBatchInvalid>;
+
+export const ContactBatchCounts = Type.Object(
+  {
+    created: Type.Integer({ minimum: 0 }),
+    updated: Type.Integer({ minimum: 0 }),
+    unchanged: Type.Integer({ minimum: 0 }),
+    invalid: Type.Integer({ minimum: 0, description: 'Items not written (partial mode only; 0 otherwise).' }),
+  },
+  { additionalProperties: false, title: 'ContactBatchCounts', description: 'How many items had each result.' },
+);
+
+/** 200: every item was written (or found unchanged). */
 export const ContactBatchResults = Type.Object(
-  { data: Type.Array(ContactBatchResult, { maxItems: BATCH_MAX_ITEMS }) },
+  {
+    data: Type.Array(ContactBatchResult, {
+      maxItems: BATCH_MAX_ITEMS,
+      description: 'One entry per item, in item order.',
+    }),
+    counts: ContactBatchCounts,
+  },
   { additionalProperties: false, title: 'ContactBatchUpsertResult' },
+);
+
+/** 207: a partial batch with invalid items; each is answered in its place. */
+export const ContactBatchPartialResults = Type.Object(
+  {
+    data: Type.Array(Type.Union([ContactBatchResult, ContactBatchInvalid]), {
+      maxItems: BATCH_MAX_ITEMS,
+      description: 'One entry per item, in item order: what was written, or why the item was not.',
+    }),
+    counts: ContactBatchCounts,
+  },
+  { additionalProperties: false, title: 'ContactBatchUpsertPartialResult' },
 );

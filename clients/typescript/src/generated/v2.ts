@@ -156,7 +156,7 @@ export interface paths {
     put?: never;
     /**
      * Create or update up to 100 contacts by external identifier
-     * @description Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status cold_list when none is sent) or changes only the properties sent. 1 to 100 items, each external_id at most once. All or nothing: when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. Otherwise one transaction writes them all and the answer lists, in item order, what happened to each (created, updated, unchanged) and the contact. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per 10 items (started) against the rate limit: a batch of 100 counts as 10.
+     * @description Each item is what PUT /v2/contacts/external/{external_id} takes, with its external_id: it creates the contact (with the properties sent; status cold_list when none is sent) or changes only the properties sent. 1 to 100 items; an external_id sent by several items makes every one of them invalid, and its problem names them all. mode all_or_nothing (the default): when any item is invalid the answer is 422 with details.items (each bad item's index and its problems) and nothing is written. mode partial: the valid items are written, and each invalid one is answered in its place with result invalid, its index, the external_id it sent and its problems (207 when there is at least one; 422 as above when no item is valid). The items written go in one transaction, and the answer lists, in item order, what happened to each (created, updated, unchanged, invalid) with the contact, and counts says how many had each result. An unchanged contact is not written (no updated_at move, no event); the others produce one event each, in item order. Counts as one request per 10 items (started) against the rate limit: a batch of 100 counts as 10.
      */
     post: operations['batchUpsertContacts'];
     delete?: never;
@@ -681,6 +681,29 @@ export interface components {
       /** @example +5511987654321 */
       whatsapp: string | null;
     };
+    /** @description How many items had each result. */
+    ContactBatchCounts: {
+      created: number;
+      /** @description Items not written (partial mode only; 0 otherwise). */
+      invalid: number;
+      unchanged: number;
+      updated: number;
+    };
+    ContactBatchInvalid: {
+      /** @description The item's problems, the first 5. */
+      errors: components['schemas']['ItemProblem'][];
+      /** @description The external_id the item sent, when it sent a string (cut to 120 characters); otherwise null. */
+      external_id: string | null;
+      /** @description The item's place in items. */
+      index: number;
+      /** @description How many problems errors leaves out. */
+      more_errors?: number;
+      /**
+       * @description The item was not written.
+       * @enum {string}
+       */
+      result: 'invalid';
+    };
     /** @description external_id and at least one ContactUpdate property. Creates the contact with the properties sent (status cold_list when none is sent) or changes only the properties sent: the rules of PUT /v2/contacts/external/{external_id}. */
     ContactBatchItem: {
       company_name?: string | null;
@@ -730,8 +753,20 @@ export interface components {
     ContactBatchUpsert: {
       /** @description 1 to 100 contacts, each external_id at most once. */
       items: components['schemas']['ContactBatchItem'][];
+      /**
+       * @description all_or_nothing (the default): any invalid item refuses the whole batch with 422 and nothing is written. partial: the valid items are written in one transaction and each invalid one comes back in the answer (result invalid, its index, external_id and problems), with 207 when there is one; 422 when no item is valid.
+       * @enum {string}
+       */
+      mode?: 'all_or_nothing' | 'partial';
+    };
+    ContactBatchUpsertPartialResult: {
+      counts: components['schemas']['ContactBatchCounts'];
+      /** @description One entry per item, in item order: what was written, or why the item was not. */
+      data: (components['schemas']['ContactBatchResult'] | components['schemas']['ContactBatchInvalid'])[];
     };
     ContactBatchUpsertResult: {
+      counts: components['schemas']['ContactBatchCounts'];
+      /** @description One entry per item, in item order. */
       data: components['schemas']['ContactBatchResult'][];
     };
     /** @description Carries the key name or company_name, and at least one of the keys email, phone, whatsapp. */
@@ -1015,6 +1050,11 @@ export interface components {
     };
     EventsHeadResult: {
       data: components['schemas']['EventsHead'];
+    };
+    ItemProblem: {
+      /** @description The property of the item (a path within it); null: the item itself. */
+      field: string | null;
+      message: string;
     };
     Message: {
       /**
@@ -2353,6 +2393,12 @@ export interface operations {
         content: {
           /**
            * @example {
+           *       "counts": {
+           *         "created": 1,
+           *         "invalid": 1,
+           *         "unchanged": 1,
+           *         "updated": 1
+           *       },
            *       "data": [
            *         {
            *           "contact": {
@@ -2374,6 +2420,49 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['ContactBatchUpsertResult'];
+        };
+      };
+      /** @description Default Response */
+      207: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "counts": {
+           *         "created": 1,
+           *         "invalid": 1,
+           *         "unchanged": 1,
+           *         "updated": 1
+           *       },
+           *       "data": [
+           *         {
+           *           "contact": {
+           *             "company_name": "string",
+           *             "created_at": "2026-11-22T06:05:43.123Z",
+           *             "email": "ana.souza@example.com",
+           *             "external_id": "string",
+           *             "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *             "name": "string",
+           *             "origin": "string",
+           *             "phone": "+5511912345678",
+           *             "status": "cold_list",
+           *             "updated_at": "2026-11-22T06:05:43.123Z",
+           *             "whatsapp": "+5511987654321"
+           *           },
+           *           "result": "created"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['ContactBatchUpsertPartialResult'];
         };
       };
       400: components['responses']['WriteBadRequest'];

@@ -1,0 +1,100 @@
+// Which items of a batch upsert can be written, and what is wrong with the others. All or nothing
+// (the default), any problem refuses the batch with the 422 of them all; partial, the problems stay
+// with their items and the valid ones are written. Either way every item is checked against the
+// same schema and rules, and the problems are worded as the 422 of a body words them.
+import { clipName, PROBLEM_LIMITS, ProblemReport, nulCharacterProblems, type ApiError } from '../../shared/errors.js';
+import type { BodyProblem } from '../../shared/errors.js';
+import type { BatchMode, ContactBatchInvalidT, ContactBatchItemT } from './contacts.schemas.js';
+
+/** A compiled check of a body or a part of one: true, or the 422 of its problems. */
+type Check = (data: unknown) => true | { error: ApiError };
+
+/** The checks a partial batch runs itself: ContactBatchEnvelope, then ContactBatchItem on each item. */
+export interface BatchChecks {
+  envelope: Check;
+  item: Check;
+}
+
+export interface SortedBatch {
+  /** the items to write, with their places in the request */
+  valid: { index: number; item: ContactBatchItemT }[];
+  invalid: ContactBatchInvalidT[];
+}
+
+/**
+ * Sorts the items of a batch body. `declared` is the body's check against ContactBatchUpsert, run
+ * by the route (null when it passed). Throws the 422 the batch gets: any problem in all-or-nothing
+ * mode, a body that is no batch, or a partial batch without one valid item.
+ */
+export function sortBatch(body: unknown, declared: ApiError | null, checks: BatchChecks): SortedBatch {
+  const mode: BatchMode = (body as { mode?: unknown } | null)?.mode === 'partial' ? 'partial' : 'all_or_nothing';
+  if (declared && mode === 'all_or_nothing') throw declared;
+  if (declared) {
+    const envelope = checks.envelope(body);
+    if (envelope !== true) throw envelope.error;
+  }
+  const items = (body as { items: unknown[] }).items;
+  const problems = new Map<number, { errors: BodyProblem[]; count: number }>();
+  const add = (index: number, found: readonly BodyProblem[], count = found.length) => {
+    const entry = problems.get(index) ?? { errors: [], count: 0 };
+    entry.errors.push(...found);
+    entry.count += count;
+    problems.set(index, entry);
+  };
+  items.forEach((item, index) => {
+    if (declared) {
+      const checked = checks.item(item);
+      if (checked !== true) {
+        const details = checked.error.details as { errors: BodyProblem[]; more_errors?: number };
+        add(index, details.errors, details.errors.length + (details.more_errors ?? 0));
+        return;
+      }
+    }
+    add(index, nulCharacterProblems(item as object));
+  });
+  for (const indexes of repeatedExternalIds(items)) {
+    const message = `${indexes.length} items send this external_id (items ${listOf(indexes)}); each may be sent once`;
+    for (const index of indexes) add(index, [{ field: 'external_id', message }]);
+  }
+  for (const [index, entry] of problems) if (entry.count === 0) problems.delete(index);
+
+  const valid = items.flatMap((item, index) =>
+    problems.has(index) ? [] : [{ index, item: item as ContactBatchItemT }],
+  );
+  if (problems.size > 0 && (mode === 'all_or_nothing' || valid.length === 0)) throw batchRefusal(problems);
+  const invalid = [...problems].map(([index, { errors, count }]): ContactBatchInvalidT => {
+    const externalId = (items[index] as { external_id?: unknown } | null)?.external_id;
+    const shown = errors.slice(0, PROBLEM_LIMITS.perItem);
+    return {
+      result: 'invalid',
+      index,
+      external_id: typeof externalId === 'string' ? clipName(externalId) : null,
+      errors: shown,
+      ...(count > shown.length ? { more_errors: count - shown.length } : {}),
+    };
+  });
+  return { valid, invalid: invalid.sort((a, b) => a.index - b.index) };
+}
+
+/** The places of every external_id sent more than once, each list in item order. */
+function repeatedExternalIds(items: readonly unknown[]): number[][] {
+  const places = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const externalId = (item as { external_id?: unknown } | null)?.external_id;
+    if (typeof externalId === 'string') places.set(externalId, [...(places.get(externalId) ?? []), index]);
+  });
+  return [...places.values()].filter((indexes) => indexes.length > 1);
+}
+
+/** 0, 3 and 7 */
+const listOf = (indexes: readonly number[]) =>
+  indexes.length === 1 ? String(indexes[0]) : `${indexes.slice(0, -1).join(', ')} and ${indexes.at(-1)}`;
+
+/** The 422 of a batch: every item's problems, under items/<index>/. */
+function batchRefusal(problems: ReadonlyMap<number, { errors: BodyProblem[] }>): ApiError {
+  const report = new ProblemReport();
+  for (const [index, { errors }] of [...problems].sort(([a], [b]) => a - b)) {
+    for (const { field, message } of errors) report.add(`items/${index}/${field ?? ''}`, message);
+  }
+  return report.toError();
+}
