@@ -143,13 +143,16 @@ describe('createContact', () => {
     }
   });
 
-  test('prototype pollution attempts are refused', async () => {
-    const r = await server.request('POST', '/v1/contacts', {
-      key: ws.key,
-      raw: '{"name":"p","email":"p@example.com","__proto__":{"status":"lost"}}',
-      idem: idem(),
-    });
-    assert.equal(r.status, 400);
+  test('prototype pollution attempts are refused as a body with a property no body has (422), nothing stored', async () => {
+    for (const raw of [
+      '{"name":"p","email":"p@example.com","__proto__":{"status":"lost"}}',
+      '{"name":"p","email":"p@example.com","constructor":{"prototype":{"status":"lost"}}}',
+    ]) {
+      const r = await server.request('POST', '/v1/contacts', { key: ws.key, raw, idem: idem() });
+      assert.equal(r.status, 422, r.text);
+      assert.equal(r.json.error.code, 'validation_failed');
+      assert.match(r.json.error.message, /"__proto__" key, or a "constructor" key with "prototype"/);
+    }
   });
 });
 

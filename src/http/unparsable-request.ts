@@ -5,6 +5,16 @@ import type { RateLimitDecision } from '../infra/rate-limiter.js';
 import { ApiError } from '../shared/errors.js';
 
 /**
+ * The parser's errors about where the body ends (how request smuggling starts): the request is
+ * refused as malformed, whichever header line the parser stopped in.
+ */
+const FRAMING_ERRORS = new Set([
+  'HPE_UNEXPECTED_CONTENT_LENGTH',
+  'HPE_INVALID_CONTENT_LENGTH',
+  'HPE_INVALID_TRANSFER_ENCODING',
+]);
+
+/**
  * A request Node's HTTP parser could not read never reaches a route; it still gets the error
  * object and the contract's headers (spec 4.1.2), RateLimit-* counted against its address.
  */
@@ -21,18 +31,25 @@ export function answerUnparsableRequest(
     socket.destroy();
     return;
   }
-  const header = err.code === 'HPE_HEADER_OVERFLOW' ? null : unreadableHeader(err);
+  const framing = err.code !== undefined && FRAMING_ERRORS.has(err.code);
+  const header = err.code === 'HPE_HEADER_OVERFLOW' || framing ? null : unreadableHeader(err);
   const error =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? new ApiError('headers_too_large')
-      : header
-        ? new ApiError('invalid_header', {
+      : framing
+        ? new ApiError('malformed_request', {
             message:
-              `The value of the ${header} header is not one line of visible characters (a line break or ` +
-              `control character was found in it; a value read from a file often ends in one).`,
-            details: { header },
+              'The length of the request body cannot be read one way only: Content-Length beside ' +
+              'Transfer-Encoding, two Content-Length headers, or one that is not a length.',
           })
-        : new ApiError('malformed_request');
+        : header
+          ? new ApiError('invalid_header', {
+              message:
+                `The value of the ${header} header is not one line of visible characters (a line break or ` +
+                `control character was found in it; a value read from a file often ends in one).`,
+              details: { header },
+            })
+          : new ApiError('malformed_request');
   // Its one log line, like every request's: nothing of what it sent, which could not be parsed.
   log({ reqId: requestId, remoteAddress: socket.remoteAddress, res: { statusCode: error.status }, code: error.code });
   const body = JSON.stringify({

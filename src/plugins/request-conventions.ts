@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, validationFailed } from '../shared/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/schemas.js';
 import { describeRule, type ParamSchema } from './errors.js';
 import { recordBodyBytes } from '../http/request-size.js';
@@ -21,6 +21,17 @@ function isJsonContentType(request: FastifyRequest): boolean {
 const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Valid UTF-8 cannot encode a surrogate: JSON text holds one only as a \uD800-\uDFFF escape. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** Whether `text` is JSON by the language's own parser, which keeps any key. */
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const PROTOTYPE_KEY_PROBLEM =
+  'holds a "__proto__" key, or a "constructor" key with "prototype" in it: no body has a property of either name';
 
 /** Whether a parsed JSON value holds, in a key or a string, a surrogate that is not half of a pair. */
 function hasLoneSurrogate(value: unknown): boolean {
@@ -132,6 +143,13 @@ export default fp<RequestConventionsOptions>(
             }),
             undefined,
           );
+          return;
+        }
+        // Valid JSON, refused for a key that names an object's prototype (the parser, secure-json-parse,
+        // says no more than "not valid JSON"): no body has a property of that name, so it is a 422
+        // like any unknown property.
+        if (err && isJson(text)) {
+          done(validationFailed([{ field: null, message: PROTOTYPE_KEY_PROBLEM }]), undefined);
           return;
         }
         done(err, value);
