@@ -91,3 +91,49 @@ describe('an external_id with "/" sent raw or encoded', () => {
     assert.equal(other.json.error.code, 'route_not_found');
   });
 });
+
+describe('GET /v2/contacts/external/{external_id}', () => {
+  test('finds the contact by the caller’s id, raw or encoded, as GET by id answers it; with a contacts:read key', async () => {
+    const externalId = `crm/lookup/${Date.now()}`;
+    const upserted = await write('PUT', `/v2/contacts/external/${encodeURIComponent(externalId)}`, {
+      name: 'Looked "up" \u2028 🐙',
+    });
+    assert.equal(upserted.status, 201, upserted.text);
+    const reader = (await w.newKey(['contacts:read'])).key;
+    const byId = await server.request('GET', `/v2/contacts/${upserted.json.data.id}`, { key: reader });
+    for (const path of [
+      `/v2/contacts/external/${externalId}`,
+      `/v2/contacts/external/${encodeURIComponent(externalId)}`,
+    ]) {
+      const found = await server.request('GET', path, { key: reader });
+      assert.equal(found.status, 200, `${path}: ${found.text}`);
+      assert.equal(found.text, byId.text, path);
+    }
+  });
+
+  test('404 for an external_id no contact of the workspace has (another workspace’s included); 400 for one the pattern refuses', async () => {
+    const other = await server.workspace();
+    const theirs = `theirs-${Date.now()}`;
+    const made = await server.request('PUT', `/v2/contacts/external/${theirs}`, {
+      key: other.key,
+      body: { name: 'Not yours' },
+      idem: idem(),
+    });
+    assert.equal(made.status, 201, made.text);
+    for (const externalId of [theirs, `nobody-${Date.now()}`]) {
+      const r = await server.request('GET', `/v2/contacts/external/${externalId}`, { key: w.key });
+      assert.equal(r.status, 404, r.text);
+      assert.equal(r.json.error.code, 'resource_not_found');
+      assert.ok(!r.text.includes('Not yours'));
+    }
+    const bad = await server.request('GET', `/v2/contacts/external/-starts-with-a-dash`, { key: w.key });
+    assert.equal(bad.status, 400, bad.text);
+    const long = await server.request('GET', `/v2/contacts/external/${'x'.repeat(129)}`, { key: w.key });
+    assert.equal(long.status, 400, long.text);
+  });
+
+  test('is a v2 operation: /v1 has no such route', async () => {
+    const r = await server.request('GET', `/v1/contacts/external/anything`, { key: w.key });
+    assert.equal(r.status, 404, r.text);
+  });
+});

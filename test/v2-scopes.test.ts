@@ -42,6 +42,7 @@ describe('scopes of every v2 route', () => {
     ok: number;
   }
   let patchTarget: string;
+  let externalTarget: string;
   let appointmentId: string;
   let catalogId: string;
   let automationId: string;
@@ -52,6 +53,13 @@ describe('scopes of every v2 route', () => {
       method: 'GET',
       doc: '/v2/contacts/{id}',
       path: () => `/v2/contacts/${patchTarget}`,
+      scope: 'contacts:read',
+      ok: 200,
+    },
+    {
+      method: 'GET',
+      doc: '/v2/contacts/external/{external_id}',
+      path: () => `/v2/contacts/external/${externalTarget}`,
       scope: 'contacts:read',
       ok: 200,
     },
@@ -133,6 +141,13 @@ describe('scopes of every v2 route', () => {
     }
     patchTarget = (await server.request('POST', '/v2/contacts', { key: A.key, body: contactBody(), idem: idem() })).json
       .data.id;
+    externalTarget = `scope/${randomUUID()}`;
+    const upserted = await server.request('PUT', `/v2/contacts/external/${encodeURIComponent(externalTarget)}`, {
+      key: A.key,
+      body: { name: 'Found by external id' },
+      idem: idem(),
+    });
+    assert.equal(upserted.status, 201, upserted.text);
     appointmentId = (await get('/v2/appointments?limit=1')).json.data[0].id;
     catalogId = (await get('/v2/catalog/items?limit=1')).json.data[0].id;
     automationId = (await get('/v2/automations?limit=1')).json.data[0].id;

@@ -180,12 +180,14 @@ export const V2_OPERATIONS: [string, string, string][] = [
 ];
 
 /**
- * Beyond spec 4.3: the feed's current position, for the sync recipe (docs/sync.md), and the batch
- * upsert of contacts, for imports (docs/api-conventions.md#contacts).
+ * Beyond spec 4.3: the feed's current position, for the sync recipe (docs/sync.md), and for imports
+ * and two-way sync the batch upsert of contacts and the lookup by external id
+ * (docs/api-conventions.md#contacts).
  */
 export const V2_ADDED_OPERATIONS: [string, string, string][] = [
   ['get', '/v2/events/head', 'getEventsHead'],
   ['post', '/v2/contacts/batch/upsert', 'batchUpsertContacts'],
+  ['get', '/v2/contacts/external/{external_id}', 'getContactByExternalId'],
 ];
 
 /** Two seeded workspaces (A with distinct updated_at values on every sync list), before the file's tests. */

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { appointmentsRoutes } from '../modules/appointments/appointments.routes.js';
 import { automationsRoutes } from '../modules/automations/automations.routes.js';
 import { catalogRoutes } from '../modules/catalog/catalog.routes.js';
-import { contactsBatchRoutes, contactsRoutes } from '../modules/contacts/contacts.routes.js';
+import { contactsRoutes, contactsV2Routes } from '../modules/contacts/contacts.routes.js';
 import { conversationsRoutes } from '../modules/conversations/conversations.routes.js';
 import { eventsRoutes } from '../modules/events/events.routes.js';
 import { pipelineRoutes } from '../modules/pipeline/pipeline.routes.js';
@@ -26,7 +26,7 @@ export async function v2(app: FastifyInstance, opts: VersionOptions): Promise<vo
   const { services } = opts;
   await app.register(workspaceRoutes, { services });
   await app.register(contactsRoutes, { services });
-  await app.register(contactsBatchRoutes, { services });
+  await app.register(contactsV2Routes, { services });
   await app.register(pipelineRoutes, { services });
   await app.register(appointmentsRoutes, { services });
   await app.register(catalogRoutes, { services });

@@ -94,7 +94,10 @@ export function getOperation(o: Described & { noun: string }) {
   };
 }
 
-/** Answers the row with this id in the workspace, as its list shows it; 404 naming the resource otherwise. */
+/**
+ * Answers the row with this id (or this value of `by`) in the workspace, as its list shows it; 404
+ * naming the resource otherwise.
+ */
 export async function getOne(
   services: Services,
   reply: FastifyReply,
@@ -102,8 +105,9 @@ export async function getOne(
   noun: string,
   workspaceId: string,
   id: string,
+  by?: 'external_id',
 ) {
-  const row = await findRow(services.db, spec, workspaceId, id);
+  const row = await findRow(services.db, spec, workspaceId, id, by);
   if (!row) throw notFound(noun);
   return reply.send({ data: row });
 }

@@ -79,11 +79,14 @@ export async function findRow<Row>(
   spec: ListSpec,
   workspaceId: string,
   id: string,
+  /** a column unique within the workspace (a contact's external_id) that finds the row instead of its id */
+  by?: 'external_id',
 ): Promise<Row | null> {
+  const where = by ? `${by} = $2` : `id = $2::${spec.idType}`;
   const { rows } = await db.query<Row>(
-    `SELECT ${columnsOf(spec)} FROM ${spec.table} WHERE workspace_id = $1 AND id = $2::${spec.idType}`,
+    `SELECT ${columnsOf(spec)} FROM ${spec.table} WHERE workspace_id = $1 AND ${where}`,
     [workspaceId, id],
-    `${spec.resource}_find`,
+    `${spec.resource}_find${by ? `_by_${by}` : ''}`,
   );
   return rows[0] ?? null;
 }

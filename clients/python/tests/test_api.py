@@ -135,6 +135,10 @@ class ContactsTest(ApiTestCase):
         self.assertEqual(self.client.v1.get_contact(upserted.data["id"]).data["external_id"], external_id)
         again = v2.upsert_contact(external_id, {"name": "Elena Gomes"})
         self.assertEqual((again.status, again.data["id"]), (200, upserted.data["id"]))
+        # Found again by the caller's own id ("/" and "@" in it), as GET by id answers it.
+        self.assertEqual(v2.get_contact_by_external_id(external_id).data, again.data)
+        with self.assertRaises(NotFoundError):
+            v2.get_contact_by_external_id(f"nobody-{uuid.uuid4().hex[:8]}")
 
     def test_updated_after_takes_a_datetime(self) -> None:
         before = self.new_contact()

@@ -22,6 +22,7 @@ METHODS: Dict[Tuple[str, str], str] = {
     ("GET", "/contacts/{id}"): "get_contact",
     ("PATCH", "/contacts/{id}"): "update_contact",
     ("PUT", "/contacts/external/{external_id}"): "upsert_contact",
+    ("GET", "/contacts/external/{external_id}"): "get_contact_by_external_id",
     ("POST", "/contacts/batch/upsert"): "batch_upsert_contacts",
     ("GET", "/appointments"): "list_appointments",
     ("GET", "/appointments/{id}"): "get_appointment",

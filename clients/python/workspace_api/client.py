@@ -269,13 +269,19 @@ class V1Api(_Version):
 
 class V2Api(_Version):
     """``/v2``: everything of v1, plus the workspace, pipeline stages, the catalog, conversations,
-    messages, automations, the events feed and the batch upsert."""
+    messages, automations, the events feed, the batch upsert and the lookup by external id."""
 
     prefix = "/v2"
 
     def get_workspace(self) -> Response[Workspace]:
         """``GET /v2/workspace`` (scope ``workspace:read``)."""
         return self._get("/workspace")
+
+    def get_contact_by_external_id(self, external_id: str) -> Response[Contact]:
+        """``GET /v2/contacts/external/{external_id}`` (scope ``contacts:read``): the contact with
+        your identifier; :class:`NotFoundError` when the workspace has none. ``external_id`` is
+        percent-encoded (``/`` included)."""
+        return self._get(f"/contacts/external/{path_segment(external_id)}")
 
     # ------------------------------------------------------------------------ pipeline stages
 

@@ -5,8 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound, type ApiError } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
-import { writeResponses } from '../../http/responses.js';
-import { IdempotencyHeaders, Single } from '../../shared/schemas.js';
+import { readResponses, writeResponses } from '../../http/responses.js';
+import { IdempotencyHeaders, NoQuery, Single } from '../../shared/schemas.js';
 import { idempotentWrite } from '../../http/write-reply.js';
 import type { RouteOptions } from '../../services.js';
 import { contactsRepository, contactsSpec } from './contacts.repository.js';
@@ -156,13 +156,42 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
 };
 
 /**
- * POST /v2/contacts/batch/upsert: up to 100 upserts by external id in one request and one
- * transaction; all or nothing, or in partial mode the valid items (contacts.batch.ts). It counts as
- * one request per 10 items against the key's rate limit.
+ * The contact operations version 2 adds. GET /v2/contacts/external/{external_id}: a contact found
+ * by the caller's own identifier, the first lookup of a sync. POST /v2/contacts/batch/upsert: up to
+ * 100 upserts by external id in one request and one transaction; all or nothing, or in partial mode
+ * the valid items (contacts.batch.ts). It counts as one request per 10 items against the key's rate
+ * limit.
  */
 const BATCH_CHECKS: BatchChecks = { envelope: compileBody(ContactBatchEnvelope), item: compileBody(ContactBatchItem) };
 
-export const contactsBatchRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+  app.get(
+    '/contacts/external/:external_id',
+    {
+      config: { scope: RESOURCES.contact.readScope },
+      schema: {
+        operationId: 'getContactByExternalId',
+        summary: 'Get a contact by external identifier',
+        description:
+          'The contact of this workspace with this external_id (set through the upsert); 404 when there is none. An external_id containing "/" may be sent raw or percent-encoded (%2F).',
+        tags,
+        params: ExternalIdParams,
+        querystring: NoQuery,
+        response: readResponses({ 200: Single(Contact) }, { path: true, notFound: true }),
+      },
+    },
+    async (request, reply) =>
+      getOne(
+        services,
+        reply,
+        contactsSpec,
+        'contact',
+        principalOf(request).workspaceId,
+        request.params.external_id,
+        'external_id',
+      ),
+  );
+
   app.post(
     '/contacts/batch/upsert',
     {

@@ -172,7 +172,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * Get a contact by external identifier
+     * @description The contact of this workspace with this external_id (set through the upsert); 404 when there is none. An external_id containing "/" may be sent raw or percent-encoded (%2F). A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
+     */
+    get: operations['getContactByExternalId'];
     /**
      * Create or update a contact by external identifier
      * @description 201 (with Location) when no contact of this workspace had the external_id and one was created; 200 when the existing contact was updated. Concurrent upserts of one external_id end in one contact. An external_id containing "/" may be sent raw or percent-encoded (%2F): both address the same contact.
@@ -2473,6 +2477,59 @@ export interface operations {
       413: components['responses']['BodyTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  getContactByExternalId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
+        external_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "company_name": "string",
+           *         "created_at": "2026-11-22T06:05:43.123Z",
+           *         "email": "ana.souza@example.com",
+           *         "external_id": "string",
+           *         "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *         "name": "string",
+           *         "origin": "string",
+           *         "phone": "+5511912345678",
+           *         "status": "cold_list",
+           *         "updated_at": "2026-11-22T06:05:43.123Z",
+           *         "whatsapp": "+5511987654321"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ContactResult'];
+        };
+      };
+      400: components['responses']['GetBadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
