@@ -302,6 +302,52 @@ describe('batch upsert of contacts', () => {
     assert.equal(await contactCount(), before);
   });
 
+  test('every bad item is named whatever the mode, schema problems, repeats and NULs together, in the same words', async () => {
+    const dup = ext('dup');
+    const items = [
+      { external_id: dup, name: 'a' },
+      { external_id: ext(), email: 'bad' },
+      { external_id: dup, name: 'b' },
+      { name: 'no external_id' },
+      7,
+      { external_id: ext(), name: 'nul \u0000' },
+      { external_id: ext(), name: 'fine' },
+    ];
+    const all = await batch(items);
+    const partialAnswer = await partial(items);
+    assert.equal(all.status, 422, all.text);
+    assert.equal(partialAnswer.status, 207, partialAnswer.text);
+    const listed = all.json.error.details.items.map((i: any) => ({ index: i.index, errors: i.errors }));
+    assert.deepEqual(
+      listed.map((i: any) => i.index),
+      [0, 1, 2, 3, 4, 5],
+    );
+    // The same problems, in the same words, as the partial answer gives each item in its place.
+    const invalid = partialAnswer.json.data
+      .filter((r: any) => r.result === 'invalid')
+      .map((r: any) => ({ index: r.index, errors: r.errors }));
+    assert.deepEqual(invalid, listed);
+    assert.deepEqual(listed[3].errors.map((e: any) => e.message).sort(), [
+      'is required',
+      'must carry external_id and at least one property to write',
+    ]);
+    assert.deepEqual(listed[4].errors, [{ field: null, message: 'must be object' }]);
+    assert.ok(all.json.error.details.errors.some((e: any) => e.field === 'items/4'));
+  });
+
+  test('an external_id repeated in many places: each item names the first 10 and counts the others', async () => {
+    const dup = ext('many');
+    const items = [
+      { external_id: ext(), name: 'fine' },
+      ...Array.from({ length: 30 }, () => ({ external_id: dup, name: 'x' })),
+    ];
+    const res = await partial(items);
+    assert.equal(res.status, 207, res.text);
+    const message =
+      '30 items send this external_id (items 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 20 others); each may be sent once';
+    for (const r of res.json.data.slice(1)) assert.deepEqual(r.errors, [{ field: 'external_id', message }]);
+  });
+
   test('a NUL character in an item: 422 naming the item and property, nothing written', async () => {
     const before = await contactCount();
     const res = await batch([

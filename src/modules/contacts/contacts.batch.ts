@@ -6,10 +6,20 @@ import { clipName, PROBLEM_LIMITS, ProblemReport, nulCharacterProblems, type Api
 import type { BodyProblem } from '../../shared/errors.js';
 import type { BatchMode, ContactBatchInvalidT, ContactBatchItemT } from './contacts.schemas.js';
 
+/** An item's problems as a batch's 422 lists them (details.items). */
+interface ItemProblems {
+  errors: BodyProblem[];
+  more_errors?: number;
+}
+
 /** A compiled check of a body or a part of one: true, or the 422 of its problems. */
 type Check = (data: unknown) => true | { error: ApiError };
 
-/** The checks a partial batch runs itself: ContactBatchEnvelope, then ContactBatchItem on each item. */
+/**
+ * The checks a batch whose body broke its schema runs itself: ContactBatchEnvelope, then each item
+ * as the only item of a batch (ContactBatchUpsert without its mode), so that every bad item is
+ * found, the duplicated and the NUL-holding ones included, whatever the mode.
+ */
 export interface BatchChecks {
   envelope: Check;
   item: Check;
@@ -23,12 +33,12 @@ export interface SortedBatch {
 
 /**
  * Sorts the items of a batch body. `declared` is the body's check against ContactBatchUpsert, run
- * by the route (null when it passed). Throws the 422 the batch gets: any problem in all-or-nothing
- * mode, a body that is no batch, or a partial batch without one valid item.
+ * by the route (null when it passed). Throws the 422 the batch gets, listing every bad item: any
+ * problem in all-or-nothing mode, a body that is no batch, or a partial batch without one valid
+ * item.
  */
 export function sortBatch(body: unknown, declared: ApiError | null, checks: BatchChecks): SortedBatch {
   const mode: BatchMode = (body as { mode?: unknown } | null)?.mode === 'partial' ? 'partial' : 'all_or_nothing';
-  if (declared && mode === 'all_or_nothing') throw declared;
   if (declared) {
     const envelope = checks.envelope(body);
     if (envelope !== true) throw envelope.error;
@@ -43,11 +53,14 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
   };
   items.forEach((item, index) => {
     if (declared) {
-      const checked = checks.item(item);
+      // As the only item of a batch: its problems are found and worded as in any batch's 422.
+      const checked = checks.item({ items: [item] });
       if (checked !== true) {
-        const details = checked.error.details as { errors: BodyProblem[]; more_errors?: number };
-        add(index, details.errors, details.errors.length + (details.more_errors ?? 0));
-        return;
+        const [found] = (checked.error.details as { items?: ItemProblems[] }).items ?? [];
+        if (found) {
+          add(index, found.errors, found.errors.length + (found.more_errors ?? 0));
+          return;
+        }
       }
     }
     add(index, nulCharacterProblems(item as object));
@@ -57,6 +70,8 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
     for (const index of indexes) add(index, [{ field: 'external_id', message }]);
   }
   for (const [index, entry] of problems) if (entry.count === 0) problems.delete(index);
+  // The body broke its schema, yet no item did: the body's own problem is the answer.
+  if (declared && problems.size === 0) throw declared;
 
   const valid = items.flatMap((item, index) =>
     problems.has(index) ? [] : [{ index, item: item as ContactBatchItemT }],
@@ -86,15 +101,24 @@ function repeatedExternalIds(items: readonly unknown[]): number[][] {
   return [...places.values()].filter((indexes) => indexes.length > 1);
 }
 
-/** 0, 3 and 7 */
+/**
+ * "0, 3 and 7"; past LISTED_PLACES places, the first of them and how many others: every item that
+ * sends the id is answered with this text, so it must not grow with the number of repeats.
+ */
 const listOf = (indexes: readonly number[]) =>
-  indexes.length === 1 ? String(indexes[0]) : `${indexes.slice(0, -1).join(', ')} and ${indexes.at(-1)}`;
+  indexes.length > LISTED_PLACES
+    ? `${indexes.slice(0, LISTED_PLACES).join(', ')} and ${indexes.length - LISTED_PLACES} others`
+    : indexes.length === 1
+      ? String(indexes[0])
+      : `${indexes.slice(0, -1).join(', ')} and ${indexes.at(-1)}`;
+const LISTED_PLACES = 10;
 
 /** The 422 of a batch: every item's problems, under items/<index>/. */
 function batchRefusal(problems: ReadonlyMap<number, { errors: BodyProblem[] }>): ApiError {
   const report = new ProblemReport();
   for (const [index, { errors }] of [...problems].sort(([a], [b]) => a - b)) {
-    for (const { field, message } of errors) report.add(`items/${index}/${field ?? ''}`, message);
+    for (const { field, message } of errors)
+      report.add(field === null ? `items/${index}` : `items/${index}/${field}`, message);
   }
   return report.toError();
 }

@@ -2,6 +2,7 @@
 // and serialization are declared, not coded.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { notFound, type ApiError } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
@@ -162,7 +163,10 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
  * the valid items (contacts.batch.ts). It counts as one request per 10 items against the key's rate
  * limit.
  */
-const BATCH_CHECKS: BatchChecks = { envelope: compileBody(ContactBatchEnvelope), item: compileBody(ContactBatchItem) };
+const BATCH_CHECKS: BatchChecks = {
+  envelope: compileBody(ContactBatchEnvelope),
+  item: compileBody(Type.Object({ items: Type.Array(ContactBatchItem) }, { additionalProperties: false })),
+};
 
 export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(

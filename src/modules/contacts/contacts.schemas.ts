@@ -220,26 +220,42 @@ const ItemProblem = Type.Object(
 export const ContactBatchInvalid = Type.Object(
   {
     result: Type.Unsafe<'invalid'>({ type: 'string', enum: ['invalid'], description: 'The item was not written.' }),
-    index: Type.Integer({ minimum: 0, maximum: BATCH_MAX_ITEMS - 1, description: "The item's place in items." }),
+    index: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: BATCH_MAX_ITEMS - 1,
+      description: "The item's place in items.",
+    }),
     external_id: Type.Union([Type.String({ maxLength: 160 }), Type.Null()], {
-      description: 'The external_id the item sent, when it sent a string (cut to 120 characters); otherwise null.',
+      description:
+        'The external_id the item sent, when it sent a string (cut after 120 characters, with …); otherwise null.',
     }),
     errors: Type.Array(ItemProblem, {
       maxItems: PROBLEM_LIMITS.perItem,
       description: `The item's problems, the first ${PROBLEM_LIMITS.perItem}.`,
     }),
-    more_errors: Type.Optional(Type.Integer({ minimum: 1, description: 'How many problems errors leaves out.' })),
+    more_errors: Type.Optional(
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'How many problems errors leaves out.',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'ContactBatchInvalid' },
 );
 export type ContactBatchInvalidT = Static<typeof ContactBatchInvalid>;
 
+const itemCount = (description?: string) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX_ITEMS, ...(description ? { description } : {}) });
+
 export const ContactBatchCounts = Type.Object(
   {
-    created: Type.Integer({ minimum: 0 }),
-    updated: Type.Integer({ minimum: 0 }),
-    unchanged: Type.Integer({ minimum: 0 }),
-    invalid: Type.Integer({ minimum: 0, description: 'Items not written (partial mode only; 0 otherwise).' }),
+    created: itemCount(),
+    updated: itemCount(),
+    unchanged: itemCount(),
+    invalid: itemCount('Items not written (partial mode only; 0 otherwise).'),
   },
   { additionalProperties: false, title: 'ContactBatchCounts', description: 'How many items had each result.' },
 );

@@ -687,20 +687,32 @@ export interface components {
     };
     /** @description How many items had each result. */
     ContactBatchCounts: {
+      /** Format: int32 */
       created: number;
-      /** @description Items not written (partial mode only; 0 otherwise). */
+      /**
+       * Format: int32
+       * @description Items not written (partial mode only; 0 otherwise).
+       */
       invalid: number;
+      /** Format: int32 */
       unchanged: number;
+      /** Format: int32 */
       updated: number;
     };
     ContactBatchInvalid: {
       /** @description The item's problems, the first 5. */
       errors: components['schemas']['ItemProblem'][];
-      /** @description The external_id the item sent, when it sent a string (cut to 120 characters); otherwise null. */
+      /** @description The external_id the item sent, when it sent a string (cut after 120 characters, with …); otherwise null. */
       external_id: string | null;
-      /** @description The item's place in items. */
+      /**
+       * Format: int32
+       * @description The item's place in items.
+       */
       index: number;
-      /** @description How many problems errors leaves out. */
+      /**
+       * Format: int32
+       * @description How many problems errors leaves out.
+       */
       more_errors?: number;
       /**
        * @description The item was not written.
