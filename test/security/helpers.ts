@@ -31,6 +31,7 @@ export const OPEN_ADDRESS_LIMIT = { unauthenticatedRateLimitPerMinute: 1_000_000
 export const REQUIRED_SCOPE: Record<string, Scope> = {
   listContacts: 'contacts:read',
   getContact: 'contacts:read',
+  getContactByExternalId: 'contacts:read',
   createContact: 'contacts:write',
   updateContact: 'contacts:write',
   upsertContactByExternalId: 'contacts:write',
@@ -331,6 +332,10 @@ export async function pathValues(
         const item = r.json.data.find((i: any) => typeof i[p.name] === 'string');
         assert.ok(item, `${parent} has no item with ${p.name}: seed more`);
         values[p.name] = item[p.name];
+      } else if (op.method === 'GET') {
+        // A read by a value the caller chose reads a record that has one: made by the operation
+        // that writes at the same path (the upsert of /v2/contacts/external/{external_id}).
+        values[p.name] = await recordCalledBy(server, key, ops, op, p);
       } else {
         values[p.name] = freshValue(p);
       }
@@ -338,6 +343,29 @@ export async function pathValues(
     out.set(op.label, values);
   }
   return out;
+}
+
+/**
+ * A fresh value of `p` that names a record, written by the PUT documented at `op`'s path: what a
+ * read by a value the caller chooses finds.
+ */
+export async function recordCalledBy(
+  server: TestServer,
+  key: string,
+  ops: Operation[],
+  op: Operation,
+  p: Param,
+): Promise<string> {
+  const writer = ops.find((o) => o.method === 'PUT' && o.template === op.template);
+  assert.ok(writer, `${op.label}: no PUT at its path writes the record it reads`);
+  const value = freshValue(p);
+  const r = await server.request('PUT', fillPath(op.template, { [p.name]: value }), {
+    key,
+    body: { name: 'Read by the value its caller chose' },
+    idem: `sec-${randomUUID()}`,
+  });
+  assert.ok(r.status === 200 || r.status === 201, `${writer.label}: ${r.text.slice(0, 200)}`);
+  return value;
 }
 
 /** A fresh value of a parameter that names something the caller chooses (an external id). */

@@ -17,6 +17,7 @@ import {
   isWrite,
   pathParams,
   queryParams,
+  recordCalledBy,
   REQUIRED_SCOPE,
   validBody,
   withProperties,
@@ -86,7 +87,7 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
   });
 
   test('an identifier the caller chooses (external_id) names the caller’s own record: another workspace’s is like a new one', async () => {
-    const targets = ops.filter((o) => pathParams(o).some((p) => !parentListOf(o, p)));
+    const targets = ops.filter((o) => o.method !== 'GET' && pathParams(o).some((p) => !parentListOf(o, p)));
     assert.ok(targets.length >= 2, 'upserts by external id');
     for (const op of targets) {
       const chosen = pathParams(op).find((p) => !parentListOf(op, p))!;
@@ -104,6 +105,24 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
       assert.deepEqual(changedTables(beforeB, await fingerprint(server.db, B.id)), [], `${op.label} changed B`);
       const stillB = await call('GET', `/v2/contacts/${inB.json.data.id}`, { key: B.key });
       assert.deepEqual(stillB.json.data, inB.json.data);
+    }
+  });
+
+  test('a read by an identifier the caller chooses finds only the caller’s own record: another workspace’s is like one nobody has', async () => {
+    const reads = ops.filter((o) => o.method === 'GET' && pathParams(o).some((p) => !parentListOf(o, p)));
+    assert.ok(reads.length >= 1, 'the lookup by external id');
+    for (const op of reads) {
+      const chosen = pathParams(op).find((p) => !parentListOf(op, p))!;
+      const ofB = await recordCalledBy(server, B.key, ops, op, chosen);
+      const inB = await send(op, B.key, { values: { [chosen.name]: ofB } });
+      assert.equal(inB.status, 200, `${op.label} in B: ${inB.text}`);
+      const foreign = await send(op, A.key, { values: { [chosen.name]: ofB } });
+      const nobody = await send(op, A.key, { values: { [chosen.name]: freshValue(chosen) } });
+      figures.add('api1:compared');
+      assert.equal(foreign.status, 404, `${op.label}: B's ${chosen.name} in A: ${foreign.text}`);
+      const withoutId = (r: typeof foreign) => ({ ...r.json.error, request_id: undefined });
+      assert.deepEqual(withoutId(foreign), withoutId(nobody), `${op.label}: B's ${chosen.name} vs one nobody has`);
+      assert.ok(!foreign.text.includes(inB.json.data.id), 'nothing of B’s record');
     }
   });
 

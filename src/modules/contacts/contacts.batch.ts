@@ -45,6 +45,8 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
   }
   const items = (body as { items: unknown[] }).items;
   const problems = new Map<number, { errors: BodyProblem[]; count: number }>();
+  /** whether an item breaks a rule the schema cannot say (a repeated external_id, a NUL) */
+  let ruleBroken = false;
   const add = (index: number, found: readonly BodyProblem[], count = found.length) => {
     const entry = problems.get(index) ?? { errors: [], count: 0 };
     entry.errors.push(...found);
@@ -63,15 +65,19 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
         }
       }
     }
-    add(index, nulCharacterProblems(item as object));
+    const nul = nulCharacterProblems(item as object);
+    if (nul.length > 0) ruleBroken = true;
+    add(index, nul);
   });
   for (const indexes of repeatedExternalIds(items)) {
+    ruleBroken = true;
     const message = `${indexes.length} items send this external_id (items ${listOf(indexes)}); each may be sent once`;
     for (const index of indexes) add(index, [{ field: 'external_id', message }]);
   }
   for (const [index, entry] of problems) if (entry.count === 0) problems.delete(index);
-  // The body broke its schema, yet no item did: the body's own problem is the answer.
-  if (declared && problems.size === 0) throw declared;
+  // Only the schema was broken: refused, the body's check says it all (it names an item's
+  // property even when its name is empty, which an item's own check cannot tell from the item).
+  if (declared && (problems.size === 0 || (mode === 'all_or_nothing' && !ruleBroken))) throw declared;
 
   const valid = items.flatMap((item, index) =>
     problems.has(index) ? [] : [{ index, item: item as ContactBatchItemT }],
