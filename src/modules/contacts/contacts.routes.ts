@@ -156,6 +156,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   );
 };
 
+/** The checks of a batch body that broke its schema, run item by item (contacts.batch.ts). */
+const BATCH_CHECKS: BatchChecks = {
+  envelope: compileBody(ContactBatchEnvelope),
+  item: compileBody(Type.Object({ items: Type.Array(ContactBatchItem) }, { additionalProperties: false })),
+};
+
 /**
  * The contact operations version 2 adds. GET /v2/contacts/external/{external_id}: a contact found
  * by the caller's own identifier, the first lookup of a sync. POST /v2/contacts/batch/upsert: up to
@@ -163,11 +169,6 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
  * the valid items (contacts.batch.ts). It counts as one request per 10 items against the key's rate
  * limit.
  */
-const BATCH_CHECKS: BatchChecks = {
-  envelope: compileBody(ContactBatchEnvelope),
-  item: compileBody(Type.Object({ items: Type.Array(ContactBatchItem) }, { additionalProperties: false })),
-};
-
 export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(
     '/contacts/external/:external_id',
