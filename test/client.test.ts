@@ -10,6 +10,7 @@ import { generate, generatedUrl, VERSIONS } from '../clients/typescript/generate
 import {
   batchUpsertContacts,
   createWorkspaceApiClient,
+  deleteContacts,
   RepeatedExternalIdsError,
   eventPages,
   pages,
@@ -614,6 +615,55 @@ describe('batch upserts', () => {
       return true;
     });
     assert.equal(simulated.attempts.length, 0);
+  });
+});
+
+describe('deletions', () => {
+  test('DELETE calls carry an Idempotency-Key of their own; deleteContacts() sends 100 values a request, in order', async () => {
+    const api = client();
+    const made = await batchUpsertContacts(
+      api.v2,
+      Array.from({ length: 130 }, (_, i) => ({
+        external_id: `gone-${i}-${randomUUID().slice(0, 6)}`,
+        name: `Gone ${i}`,
+      })),
+    );
+    const recorded = recordingFetch();
+    const deleting = client({ fetch: recorded.fetch });
+    const first = made[0]!.contact;
+    const one = await deleting.v2.DELETE('/v2/contacts/{id}', { params: { path: { id: first.id } } });
+    assert.equal(one.response.status, 204);
+    const second = made[1]!.contact;
+    const byExternal = await deleting.v2.DELETE('/v2/contacts/external/{external_id}', {
+      params: { path: { external_id: second.external_id! } },
+    });
+    assert.equal(byExternal.response.status, 204);
+    assert.ok(recorded.attempts.every((a) => a.key !== null && a.key.length > 8));
+
+    const ids = made.slice(2, 70).map((r) => r.contact.id);
+    const externalIds = [...made.slice(70).map((r) => r.contact.external_id!), second.external_id!];
+    const results = await deleteContacts(
+      deleting.v2,
+      { ids, externalIds },
+      { idempotencyKey: `rerun-${randomUUID()}` },
+    );
+    assert.equal(results.length, ids.length + externalIds.length);
+    assert.deepEqual(
+      results.map((r) => r.result),
+      [...Array<string>(ids.length + externalIds.length - 1).fill('deleted'), 'not_found'],
+    );
+    assert.deepEqual(
+      results.slice(0, ids.length).map((r) => r.id),
+      ids,
+    );
+    const batchCalls = recorded.attempts.filter((a) => a.path === '/v2/contacts/batch/delete');
+    assert.equal(batchCalls.length, 2, '129 values: two requests');
+    assert.match(batchCalls[1]!.key!, /^rerun-.*:1$/);
+    const { rows } = await server.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM contacts WHERE id = ANY($1::uuid[])',
+      [made.map((r) => r.contact.id)],
+    );
+    assert.equal(rows[0]!.n, 0);
   });
 });
 

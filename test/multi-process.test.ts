@@ -623,6 +623,56 @@ describeOrSkip(
       assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
     });
 
+    test('8 overlapping batch deletes and 8 single deletes over every process, for a write-only key: each contact deleted once, no deadlock', async () => {
+      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+      const pool = Array.from({ length: 60 }, (_, i) => `doomed-${i}-${randomUUID().slice(0, 6)}`);
+      const made = await call(
+        cluster,
+        'POST',
+        '/v2/contacts/batch/upsert',
+        key,
+        {
+          items: pool.map((external_id) => ({ external_id, name: 'Doomed' })),
+        },
+        idem(),
+      );
+      assert.equal(made.status, 200, made.text);
+      const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
+      const deadlocksBefore = await deadlocksSoFar(db);
+      const shuffled = () => [...pool].sort(() => Math.random() - 0.5);
+      const [batches, singles] = await Promise.all([
+        Promise.all(
+          servers.map((server) =>
+            call(server, 'POST', '/v2/contacts/batch/delete', key, { external_ids: shuffled().slice(0, 25) }, idem()),
+          ),
+        ),
+        Promise.all(
+          servers.map((server, n) =>
+            call(server, 'DELETE', `/v2/contacts/external/${shuffled()[n]}`, key, undefined, idem()),
+          ),
+        ),
+      ]);
+      for (const r of batches) assert.equal(r.status, 200, r.text);
+      for (const r of singles) assert.ok(r.status === 204 || r.status === 404, r.text);
+      await sleep(1_500);
+      assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
+      const deletedByBatches = batches.flatMap((r) =>
+        r.json.data.filter((x: { result: string }) => x.result === 'deleted').map((x: { id: string }) => x.id),
+      );
+      assert.equal(new Set(deletedByBatches).size, deletedByBatches.length, 'no contact deleted by two batches');
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])',
+        [workspaceId, pool],
+      );
+      const deletions = deletedByBatches.length + singles.filter((r) => r.status === 204).length;
+      assert.equal(rows[0]!.n, pool.length - deletions, 'every deletion answered removed one contact');
+      const tombstones = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM events WHERE workspace_id = $1 AND type = 'contact.deleted'`,
+        [workspaceId],
+      );
+      assert.equal(tombstones.rows[0]!.n, deletions, 'one contact.deleted per deletion');
+    });
+
     test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {
       const writer = await newKey({ scopes: ['contacts:write'] });
       const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['events:read', 'contacts:read'] });

@@ -115,8 +115,7 @@ const pick = (n: number) => [...alive].slice(0, n);
 
 /** A round of changes by every kind of writer: API creates, updates, upserts; owner and SQL. */
 async function changeContacts(round: string): Promise<void> {
-  await create();
-  await create();
+  for (let i = 0; i < 6; i++) await create();
   const [a, b, c, d] = pick(4);
   await unwrap(api.v2.PATCH('/v2/contacts/{id}', { params: { path: { id: a! } }, body: { name: `Renamed ${round}` } }));
   await unwrap(api.v1.PATCH('/v1/contacts/{id}', { params: { path: { id: b! } }, body: { status: 'meeting' } }));
@@ -135,6 +134,21 @@ async function changeContacts(round: string): Promise<void> {
   await unwrap(api.v2.PATCH('/v2/contacts/{id}', { params: { path: { id: e } }, body: { origin: 'doomed' } }));
   await ownerCommands.deleteContact(server.owner, { contactId: e });
   alive.delete(e);
+  // Deletions pushed through the API, as a two-way sync does: by id, by external id, in a batch.
+  const [f, g, h] = pick(3);
+  await unwrap(api.v2.DELETE('/v2/contacts/{id}', { params: { path: { id: f! } } }));
+  alive.delete(f!);
+  await unwrap(
+    api.v2.DELETE('/v2/contacts/external/{external_id}', { params: { path: { external_id: `crm/${round}` } } }),
+  );
+  alive.delete(upserted.data.id);
+  const batch = await unwrap(api.v2.POST('/v2/contacts/batch/delete', { body: { ids: [g!, h!, f!] } }));
+  assert.deepEqual(
+    batch.data.map((r) => r.result),
+    ['deleted', 'deleted', 'not_found'],
+  );
+  alive.delete(g!);
+  alive.delete(h!);
 }
 
 // -------------------------------------------------------------------------------------------- test

@@ -36,7 +36,8 @@ describe('scopes of every v2 route', () => {
     method: string;
     /** the path as spec 4.3 writes it */
     doc: string;
-    path: () => string;
+    /** a deletion's path names a contact made for each call */
+    path: () => string | Promise<string>;
     scope: Scope;
     body?: () => unknown;
     ok: number;
@@ -93,6 +94,28 @@ describe('scopes of every v2 route', () => {
       path: () => '/v2/contacts/batch/upsert',
       scope: 'contacts:write',
       body: () => ({ items: [{ external_id: `scope-${randomUUID()}`, name: 'Scoped batch' }] }),
+      ok: 200,
+    },
+    {
+      method: 'DELETE',
+      doc: '/v2/contacts/{id}',
+      path: async () => `/v2/contacts/${(await newContact()).id}`,
+      scope: 'contacts:write',
+      ok: 204,
+    },
+    {
+      method: 'DELETE',
+      doc: '/v2/contacts/external/{external_id}',
+      path: async () => `/v2/contacts/external/${(await newContact()).external_id}`,
+      scope: 'contacts:write',
+      ok: 204,
+    },
+    {
+      method: 'POST',
+      doc: '/v2/contacts/batch/delete',
+      path: () => '/v2/contacts/batch/delete',
+      scope: 'contacts:write',
+      body: () => ({ ids: [randomUUID()] }),
       ok: 200,
     },
     { method: 'GET', doc: '/v2/pipeline/stages', path: () => '/v2/pipeline/stages', scope: 'contacts:read', ok: 200 },
@@ -153,8 +176,21 @@ describe('scopes of every v2 route', () => {
     automationId = (await get('/v2/automations?limit=1')).json.data[0].id;
   });
 
-  const call = (r: Route, key: string) =>
-    server.request(r.method, r.path(), r.body ? { key, body: r.body(), idem: idem() } : { key });
+  /** A contact of A with an external id, to be deleted. */
+  const newContact = async (): Promise<{ id: string; external_id: string }> =>
+    (
+      await server.request('PUT', `/v2/contacts/external/doomed-${randomUUID()}`, {
+        key: A.key,
+        body: { name: 'Doomed' },
+        idem: idem(),
+      })
+    ).json.data;
+  const call = async (r: Route, key: string) =>
+    server.request(
+      r.method,
+      await r.path(),
+      r.body ? { key, body: r.body(), idem: idem() } : r.method === 'GET' ? { key } : { key, idem: idem() },
+    );
 
   test('the matrix covers every operation of spec 4.3 and the documented additions', () => {
     assert.deepEqual(

@@ -188,6 +188,9 @@ export const V2_ADDED_OPERATIONS: [string, string, string][] = [
   ['get', '/v2/events/head', 'getEventsHead'],
   ['post', '/v2/contacts/batch/upsert', 'batchUpsertContacts'],
   ['get', '/v2/contacts/external/{external_id}', 'getContactByExternalId'],
+  ['delete', '/v2/contacts/{id}', 'deleteContact'],
+  ['delete', '/v2/contacts/external/{external_id}', 'deleteContactByExternalId'],
+  ['post', '/v2/contacts/batch/delete', 'batchDeleteContacts'],
 ];
 
 /** Two seeded workspaces (A with distinct updated_at values on every sync list), before the file's tests. */

@@ -11,6 +11,8 @@ import { ErrorBody } from '../shared/schemas.js';
 export interface ErrorTraits {
   /** a write: JSON body, Idempotency-Key, 409/413/415/422 */
   write?: boolean;
+  /** a write that takes no body (a deletion): no 422; a stray body is still parsed, so 400/413/415 stay */
+  bodiless?: boolean;
   /** path parameters: 400 invalid_path_parameter */
   path?: boolean;
   /** a query schema (every read): 400 invalid_query_parameter for a bad or unknown parameter */
@@ -107,7 +109,7 @@ const STATUSES: Record<number, { name: string; summary: string; codes: (t: Error
   422: {
     name: 'UnprocessableEntity',
     summary: 'The request body is invalid.',
-    codes: (t) => when(t.write, ['validation_failed']),
+    codes: (t) => when(t.write && !t.bodiless, ['validation_failed']),
   },
   // A request without a valid key counts against its address, so any operation can answer it.
   429: {
@@ -168,7 +170,10 @@ export const readResponses = <R extends Record<number, TSchema>>(success: R, tra
 });
 
 /** A write's answers: `success`, and the errors of a write (every write may answer 404: a replay whose stored answer was erased). */
-export const writeResponses = <R extends Record<number, TSchema>>(success: R, traits: { path?: boolean } = {}) => ({
+export const writeResponses = <R extends Record<number, TSchema>>(
+  success: R,
+  traits: { path?: boolean; bodiless?: boolean } = {},
+) => ({
   ...success,
   ...errorResponses({ write: true, notFound: true, ...traits }),
 });

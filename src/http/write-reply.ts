@@ -32,11 +32,13 @@ export async function idempotentWrite(
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         params: request.params,
-        body: request.body,
+        // A write without a body (a deletion) ignores a stray one, and so does its fingerprint.
+        body: request.routeOptions.schema?.body === undefined ? null : request.body,
       },
       (tx) => write(tx, principal.workspaceId),
       // The route's response serializer, once: its text is both the answer and the record.
       (statusCode, body) => {
+        if (statusCode === 204) return '';
         const text = reply.code(statusCode).serialize(body);
         if (typeof text !== 'string') throw new Error('a JSON response serializer returned bytes');
         return text;
@@ -53,6 +55,7 @@ export async function idempotentWrite(
     reply.header('location', locationOf(outcome.resourceId));
   }
   reply.code(outcome.statusCode);
+  if (outcome.statusCode === 204) return reply.send();
   if (outcome.payload === undefined) return reply.send(outcome.body);
   // As bytes: Fastify would measure a string's length in a pass of its own before writing it.
   return reply.type('application/json; charset=utf-8').send(Buffer.from(outcome.payload));

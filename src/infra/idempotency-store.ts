@@ -143,7 +143,8 @@ export class IdempotencyStore {
         }
         // The stored bytes, as they were first answered: a replay says exactly what the write said,
         // whatever the response schema has become since.
-        const body = JSON.parse(previous.response_body!) as unknown;
+        // A 204 (a deletion) stored no body.
+        const body = previous.response_body === '' ? null : (JSON.parse(previous.response_body!) as unknown);
         return {
           statusCode: previous.status_code!,
           body,

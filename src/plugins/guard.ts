@@ -44,9 +44,19 @@ function requestCost(request: FastifyRequest): number {
   // A body over the route's limit is refused (413) before it is read: it costs nothing to read.
   const byBytes = bytes > request.routeOptions.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);
   const perItems = request.routeOptions.config.itemsPerRequest;
-  const items = (request.body as { items?: unknown } | undefined)?.items;
-  const byItems = perItems && Array.isArray(items) ? Math.ceil(items.length / perItems) : 1;
+  const byItems = perItems ? Math.ceil(batchValues(request.body) / perItems) : 1;
   return Math.max(1, byBytes, byItems);
+}
+
+/** How many values a batch body carries: the lengths of its arrays (items; ids and external_ids). */
+function batchValues(body: unknown): number {
+  if (body === null || typeof body !== 'object') return 0;
+  let values = 0;
+  for (const field of ['items', 'ids', 'external_ids'] as const) {
+    const list = (body as Record<string, unknown>)[field];
+    if (Array.isArray(list)) values += list.length;
+  }
+  return values;
 }
 
 /**

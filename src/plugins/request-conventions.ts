@@ -72,9 +72,13 @@ function decimalIntegersOnly(integers: [string, ParamSchema][]): preValidationHo
   };
 }
 
-/** A write is JSON with a well-formed Idempotency-Key, checked before its body is validated. */
+/**
+ * A write is JSON with a well-formed Idempotency-Key, checked before its body is validated. A
+ * write that takes no body (a deletion) needs no Content-Type.
+ */
 const idempotentWriteHeaders: preValidationHookHandler = (request, _reply, done) => {
-  if (!isJsonContentType(request)) return done(new ApiError('unsupported_media_type'));
+  const takesBody = request.routeOptions.schema?.body !== undefined;
+  if (takesBody && !isJsonContentType(request)) return done(new ApiError('unsupported_media_type'));
   const key = request.headers['idempotency-key'];
   if (key === undefined)
     return done(new ApiError('idempotency_key_missing', { details: { header: 'Idempotency-Key' } }));

@@ -12,7 +12,10 @@ declare module 'fastify' {
     unmetered?: boolean;
     /** A JSON write: Content-Type application/json and an Idempotency-Key are required. */
     idempotentWrite?: boolean;
-    /** A batch: its `items` count as one request per this many against the rate limit. */
+    /**
+     * A batch: the values of its body's arrays (`items`, or the `ids` and `external_ids` of a batch
+     * delete) count as one request per this many against the rate limit.
+     */
     itemsPerRequest?: number;
   }
   interface FastifyRequest {

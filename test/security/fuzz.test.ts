@@ -34,6 +34,7 @@ import {
   headerOf,
   isParserRefusal,
   isWrite,
+  takesBody,
   OPEN_ADDRESS_LIMIT,
   operationsOf,
   pathParams,
@@ -191,7 +192,6 @@ function mutations(op: Operation): fc.Arbitrary<Generated> {
       .map(([name, value]): Generated => ({ ...none(`header ${name}`), headers: [[name, value]] })),
   });
   if (isWrite(op)) {
-    const props = Object.entries<any>(op.body.properties ?? {});
     arbs.push({
       weight: 3,
       arbitrary: fc
@@ -205,6 +205,9 @@ function mutations(op: Operation): fc.Arbitrary<Generated> {
         )
         .map((v): Generated => ({ ...none('header Idempotency-Key'), headers: [['Idempotency-Key', v]] })),
     });
+  }
+  if (takesBody(op)) {
+    const props = Object.entries<any>(op.body.properties ?? {});
     arbs.push({
       weight: 2,
       arbitrary: fc
@@ -306,7 +309,7 @@ function edgeCases(op: Operation): Generated[] {
     for (const v of ['%00', '%C0%AF', `${'%F0%9F%98%80'.repeat(130)}`])
       cases.push({ ...none(`path ${p.name}`), path: { [p.name]: v } });
   }
-  if (isWrite(op)) {
+  if (takesBody(op)) {
     for (const [name, schema] of Object.entries<any>(op.body.properties ?? {})) {
       if (!([] as string[]).concat(schema.type ?? []).includes('string') || schema.enum) continue;
       const valid = validBody(op)[name];
@@ -332,9 +335,9 @@ function build(op: Operation, g: Generated): Buffer {
 
   const headers = new Map<string, [string, string | Buffer]>([['authorization', ['Authorization', `Bearer ${F.key}`]]]);
   let body: Buffer | undefined;
-  if (isWrite(op)) {
+  if (isWrite(op)) headers.set('idempotency-key', ['Idempotency-Key', idem()]);
+  if (takesBody(op)) {
     headers.set('content-type', ['Content-Type', 'application/json']);
-    headers.set('idempotency-key', ['Idempotency-Key', idem()]);
     body = Buffer.from(JSON.stringify(validBody(op)), 'utf8');
   }
   if (g.body) body = 'bytes' in g.body ? g.body.bytes : Buffer.from(JSON.stringify(g.body.json) ?? 'null', 'utf8');
@@ -393,8 +396,11 @@ async function exchange(op: Operation, g: Generated, violations: Violation[]): P
   } else if (r.status >= 200 && r.status < 300) {
     figures.add('2xx');
     const schema = responseSchema(op, r.status);
-    if (!schema) problems.push(`status ${r.status} is not documented`);
-    else if (r.status !== 204) problems.push(...schemaProblems(schema, r.json).map((p) => `2xx body: ${p}`));
+    if (r.status === 204) {
+      if (!op.responses['204']) problems.push('status 204 is not documented');
+      if (r.text !== '') problems.push('a 204 with a body');
+    } else if (!schema) problems.push(`status ${r.status} is not documented`);
+    else problems.push(...schemaProblems(schema, r.json).map((p) => `2xx body: ${p}`));
     if (!headerOf(r, 'x-request-id')) problems.push('no X-Request-Id');
   } else problems.push(`unexpected status ${r.status}`);
   if (before && r.status >= 400 && r.status < 500) {

@@ -36,6 +36,9 @@ export const REQUIRED_SCOPE: Record<string, Scope> = {
   updateContact: 'contacts:write',
   upsertContactByExternalId: 'contacts:write',
   batchUpsertContacts: 'contacts:write',
+  deleteContact: 'contacts:write',
+  deleteContactByExternalId: 'contacts:write',
+  batchDeleteContacts: 'contacts:write',
   listAppointments: 'appointments:read',
   getAppointment: 'appointments:read',
   getWorkspace: 'workspace:read',
@@ -187,7 +190,13 @@ export function operationsOf(docs: Documents): Operation[] {
 
 export const pathParams = (op: Operation) => op.params.filter((p) => p.in === 'path');
 export const queryParams = (op: Operation) => op.params.filter((p) => p.in === 'query');
-export const isWrite = (op: Operation) => op.body !== null;
+/** An operation that changes something: needs an Idempotency-Key (and the scope's write half). */
+export const isWrite = (op: Operation) => op.method !== 'GET' && op.method !== 'HEAD';
+/** A write that takes a JSON body (every write but a deletion). */
+export const takesBody = (op: Operation) => op.body !== null;
+/** A write whose body carries a resource's properties (each item's, for a batch): not a deletion. */
+export const writesResource = (op: Operation): boolean =>
+  takesBody(op) && 'name' in (resourceBodySchema(op).properties ?? {});
 
 /** The template with its parameters filled in (percent-encoded unless `encode` says otherwise). */
 export function fillPath(
@@ -260,6 +269,10 @@ export function validBody(op: Operation): Record<string, unknown> {
   return body;
 }
 
+/** The body of a valid request of `op`: validBody's, or none for a write that takes none (a deletion). */
+export const requestBody = (op: Operation): Record<string, unknown> | undefined =>
+  takesBody(op) ? validBody(op) : undefined;
+
 /**
  * Where a write's resource properties live: the body itself, or each item of a batch body
  * (`{"items": [...]}`). The checks below put what they send there, so a batch operation is tested
@@ -326,7 +339,10 @@ export async function pathValues(
     for (const p of pathParams(op)) {
       const parent = op.template.slice(0, op.template.indexOf(`/{${p.name}}`));
       const list = ops.find((o) => o.version === op.version && o.method === 'GET' && o.template === parent && o.isList);
-      if (list) {
+      if (op.method === 'DELETE') {
+        // A deletion deletes a record made for it, so the other operations keep theirs.
+        values[p.name] = await recordToDelete(server, key, ops, op, p);
+      } else if (list) {
         const r = await server.request('GET', `${parent}?limit=100`, { key });
         assert.equal(r.status, 200, `${parent}: ${r.text.slice(0, 200)}`);
         const item = r.json.data.find((i: any) => typeof i[p.name] === 'string');
@@ -343,6 +359,38 @@ export async function pathValues(
     out.set(op.label, values);
   }
   return out;
+}
+
+/**
+ * A value of `p` naming a new record for the deletion `op` to delete: written by the PUT at its path
+ * (a value the caller chooses), or created by the POST of the collection its path continues.
+ */
+async function recordToDelete(
+  server: TestServer,
+  key: string,
+  ops: Operation[],
+  op: Operation,
+  p: Param,
+): Promise<string> {
+  if (ops.some((o) => o.method === 'PUT' && o.template === op.template)) return recordCalledBy(server, key, ops, op, p);
+  const parent = op.template.slice(0, op.template.indexOf(`/{${p.name}}`));
+  const create = ops.find((o) => o.method === 'POST' && o.template === parent);
+  assert.ok(create, `${op.label}: no POST at ${parent} makes a record to delete`);
+  const r = await server.request('POST', parent, { key, body: validBody(create), idem: `sec-${randomUUID()}` });
+  assert.equal(r.status, 201, `${create.label}: ${r.text.slice(0, 200)}`);
+  return r.json.data[p.name] as string;
+}
+
+/** Path values of the deletion `op` naming new records, one for each parameter. */
+export async function recordsToDelete(
+  server: TestServer,
+  key: string,
+  ops: Operation[],
+  op: Operation,
+): Promise<Record<string, string>> {
+  const values: Record<string, string> = {};
+  for (const p of pathParams(op)) values[p.name] = await recordToDelete(server, key, ops, op, p);
+  return values;
 }
 
 /**

@@ -15,11 +15,12 @@ import {
   freshValue,
   headerNames,
   isWrite,
+  takesBody,
   pathParams,
   queryParams,
   recordCalledBy,
   REQUIRED_SCOPE,
-  validBody,
+  requestBody,
   withProperties,
   writtenOf,
   withoutRequestId,
@@ -87,7 +88,9 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
   });
 
   test('an identifier the caller chooses (external_id) names the caller’s own record: another workspace’s is like a new one', async () => {
-    const targets = ops.filter((o) => o.method !== 'GET' && pathParams(o).some((p) => !parentListOf(o, p)));
+    const targets = ops.filter(
+      (o) => o.method !== 'GET' && o.method !== 'DELETE' && pathParams(o).some((p) => !parentListOf(o, p)),
+    );
     assert.ok(targets.length >= 2, 'upserts by external id');
     for (const op of targets) {
       const chosen = pathParams(op).find((p) => !parentListOf(op, p))!;
@@ -123,6 +126,23 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
       const withoutId = (r: typeof foreign) => ({ ...r.json.error, request_id: undefined });
       assert.deepEqual(withoutId(foreign), withoutId(nobody), `${op.label}: B's ${chosen.name} vs one nobody has`);
       assert.ok(!foreign.text.includes(inB.json.data.id), 'nothing of B’s record');
+    }
+  });
+
+  test('a deletion by an identifier the caller chooses finds only the caller’s own record: another workspace’s is like one nobody has, and stays', async () => {
+    const deletions = ops.filter((o) => o.method === 'DELETE' && pathParams(o).some((p) => !parentListOf(o, p)));
+    assert.ok(deletions.length >= 1, 'the deletion by external id');
+    for (const op of deletions) {
+      const chosen = pathParams(op).find((p) => !parentListOf(op, p))!;
+      const ofB = await recordCalledBy(server, B.key, ops, op, chosen);
+      const beforeB = await fingerprint(server.db, B.id);
+      const foreign = await send(op, A.key, { values: { [chosen.name]: ofB } });
+      const nobody = await send(op, A.key, { values: { [chosen.name]: freshValue(chosen) } });
+      figures.add('api1:compared');
+      assert.equal(foreign.status, 404, `${op.label}: B's ${chosen.name} in A: ${foreign.text}`);
+      const withoutId = (r: typeof foreign) => ({ ...r.json.error, request_id: undefined });
+      assert.deepEqual(withoutId(foreign), withoutId(nobody), `${op.label}: B's ${chosen.name} vs one nobody has`);
+      assert.deepEqual(changedTables(beforeB, await fingerprint(server.db, B.id)), [], `${op.label} changed B`);
     }
   });
 
@@ -196,14 +216,15 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
   });
 
   test('an Idempotency-Key used in another workspace is free here: same key and body create anew, another body is no conflict', async () => {
-    for (const op of ops.filter(isWrite)) {
+    // The writes that answer what they wrote (a deletion answers what is gone: tested apart).
+    for (const op of ops.filter((o) => takesBody(o) && !o.template.endsWith('/batch/delete'))) {
       const values = { ...valuesA.get(op.label)! };
       const valuesOfB = { ...valuesB.get(op.label)! };
       for (const p of pathParams(op).filter((q) => !parentListOf(op, q))) {
         values[p.name] = valuesOfB[p.name] = freshValue(p); // the same external id in both
       }
       const key = idem();
-      const body = validBody(op);
+      const body = requestBody(op);
       const inB = await call(op.method, fillPath(op.template, valuesOfB), { key: B.key, body, idem: key });
       assert.ok(op.successStatuses.includes(inB.status), `${op.label} in B: ${inB.text}`);
       const inA = await call(op.method, fillPath(op.template, values), { key: A.key, body, idem: key });
@@ -215,7 +236,7 @@ describe('API1 broken object level authorization: another workspace’s ids, cur
       assert.equal(replayB.text, inB.text, `${op.label}: B's replay is B's own answer`);
       // Another body under a key B used: no 409 in A.
       const key2 = idem();
-      await call(op.method, fillPath(op.template, valuesOfB), { key: B.key, body: validBody(op), idem: key2 });
+      await call(op.method, fillPath(op.template, valuesOfB), { key: B.key, body: requestBody(op), idem: key2 });
       const other = await call(op.method, fillPath(op.template, values), {
         key: A.key,
         body: withProperties(op, { origin: 'another body' }),
@@ -287,10 +308,10 @@ describe('API5 broken function level authorization: each operation with and with
     const beforeA = await fingerprint(server.db, A.id);
     for (const op of ops.filter(isWrite)) {
       const answers: AnyAnswer[] = [
-        await call(op.method, pathOf(op), { key: readOnly, body: validBody(op), idem: idem() }),
+        await call(op.method, pathOf(op), { key: readOnly, body: requestBody(op), idem: idem() }),
         await call(op.method, pathOf(op), { key: readOnly, raw: '{"name":', idem: idem() }),
         await call(op.method, pathOf(op), { key: readOnly, raw: 'name=x', contentType: 'text/plain', idem: idem() }),
-        await call(op.method, pathOf(op), { key: readOnly, body: validBody(op) }),
+        await call(op.method, pathOf(op), { key: readOnly, body: requestBody(op) }),
         await rawCall(
           {
             method: op.method,

@@ -20,7 +20,7 @@ import {
   pathValues,
   secretOf,
   seedSmall,
-  validBody,
+  requestBody,
   withoutRequestId,
   type Operation,
 } from './helpers.js';
@@ -98,7 +98,7 @@ describe('API2 broken authentication: one indistinguishable 401, suspension ever
         presented.map(([, headers, query]) => {
           const url = query ? `${path}?${query}` : path;
           const writes = op && isWrite(op) && method === op.method;
-          return call(method, url, { headers, ...(writes ? { body: validBody(op), idem: idem() } : {}) });
+          return call(method, url, { headers, ...(writes ? { body: requestBody(op), idem: idem() } : {}) });
         }),
       );
       answers.forEach((r, i) => {

@@ -12,8 +12,10 @@ import {
   errorProblems,
   fingerprint,
   isWrite,
+  takesBody,
   leakProblems,
   OPEN_ADDRESS_LIMIT,
+  recordsToDelete,
   resourceBodySchema,
   validBody,
   type RawRequest,
@@ -121,13 +123,21 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
   test('past a key’s rate limit every route answers 429 with Retry-After, and nothing is done', async () => {
     const k = await A.newKey([...SCOPES], { rateLimitPerMinute: 3 });
     for (let i = 0; i < 3; i++) assert.equal((await call('GET', '/v2/workspace', { key: k.key })).status, 200);
+    // The records the deletions would delete, made before the fingerprint.
+    const targets = new Map<string, Record<string, string>>();
+    for (const op of ops.filter((o) => o.method === 'DELETE'))
+      targets.set(op.label, await recordsToDelete(server, A.key, ops, op));
     const beforeA = await fingerprint(server.db, A.id);
     const problems: string[] = [];
     const keysUsed: string[] = [];
     for (const [method, op] of withHead()) {
       const key = idem();
       keysUsed.push(key);
-      const r = await send(op, k.key, { method, extra: isWrite(op) ? { idem: key } : {} });
+      const r = await send(op, k.key, {
+        method,
+        values: targets.get(op.label),
+        extra: isWrite(op) ? { idem: key } : {},
+      });
       const where = `${method} ${op.template}`;
       if (r.status !== 429) problems.push(`${where}: ${r.status}`);
       if (!/^\d+$/.test(r.headers.get('retry-after') ?? ''))
@@ -454,7 +464,7 @@ function hostileRequests(op: (typeof ops)[number], key: string): [string, Raw][]
   const pathParam = op.template.match(/\{[a-z_]+\}/)?.[0];
   if (pathParam)
     out.push(['a path parameter of 500 characters', request(op.template.replaceAll(/\{[a-z_]+\}/g, long(500, 'z')))]);
-  if (!isWrite(op)) return out;
+  if (!takesBody(op)) return out;
   const batch = op.body.properties?.items?.type === 'array';
   const itemSchema = resourceBodySchema(op);
   const unknownProps = (n: number, nameLength = 8) =>

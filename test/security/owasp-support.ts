@@ -61,10 +61,11 @@ import {
   operationsOf,
   pathParams,
   pathValues,
+  recordsToDelete,
   publishedDocuments,
   raw,
   seedSmall,
-  validBody,
+  requestBody,
   type AnyAnswer,
   type Documents,
   type Operation,
@@ -162,15 +163,20 @@ export const randomValues = (op: Operation): Record<string, string> =>
 
 export const pathOf = (op: Operation, values = valuesA.get(op.label)!) => fillPath(op.template, values);
 
-/** A valid request of `op` (fresh body and Idempotency-Key for writes). */
-export function send(
+/**
+ * A valid request of `op` (fresh body and Idempotency-Key for writes). A deletion without `values`
+ * deletes a record of A's made for it, so every call of it finds one.
+ */
+export async function send(
   op: Operation,
   key: string | undefined,
-  { method = op.method, values = valuesA.get(op.label)!, extra = {} } = {},
+  { method = op.method, values = undefined as Record<string, string> | undefined, extra = {} } = {},
 ): Promise<TestResponse> {
-  return call(method, pathOf(op, values), {
+  const target =
+    values ?? (op.method === 'DELETE' ? await recordsToDelete(server, A.key, ops, op) : valuesA.get(op.label)!);
+  return call(method, pathOf(op, target), {
     ...(key ? { key } : {}),
-    ...(isWrite(op) && method === op.method ? { body: validBody(op), idem: idem() } : {}),
+    ...(isWrite(op) && method === op.method ? { body: requestBody(op), idem: idem() } : {}),
     ...extra,
   });
 }

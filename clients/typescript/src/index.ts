@@ -8,7 +8,7 @@
 //   - feedHead(), eventPages() / readEvents(): the sync recipe of docs/sync.md — the feed's current
 //     position, then the feed from an `after` position, ending with the last id; isEventsExpired()
 //     tells the 410 that asks for a resynchronization;
-//   - an Idempotency-Key on every write (POST, PUT, PATCH) that does not carry one;
+//   - an Idempotency-Key on every write (POST, PUT, PATCH, DELETE) that does not carry one;
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
 //   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body;
@@ -62,6 +62,7 @@ export type ContactCreate = Schemas['ContactCreate'];
 export type ContactUpdate = Schemas['ContactUpdate'];
 export type ContactBatchItem = Schemas['ContactBatchItem'];
 export type ContactBatchResult = Schemas['ContactBatchResult'];
+export type ContactDeleteResult = Schemas['ContactDeleteResult'];
 /** The `error` object of every error response. */
 export type ErrorBody = Schemas['Error']['error'];
 
@@ -217,7 +218,7 @@ export interface WorkspaceApiClient {
   v2: V2Client;
 }
 
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Twice the longest Retry-After the service sends (60 s, a key of one request per minute). */
 export const DEFAULT_RETRY_DEADLINE_MS = 120_000;
@@ -686,6 +687,45 @@ export async function batchUpsertContacts(
       }
       throw error;
     }
+  }
+  return results;
+}
+
+/**
+ * Deletes any number of contacts by id and by external id, 100 values per request (the ids first,
+ * then the external ids, in order), and returns one result per value in that order: deleted, or
+ * not_found when the workspace had no such contact (never had it, or it is gone already — a sync
+ * pushing its deletions may count both as done). Each request carries its own Idempotency-Key:
+ * `${idempotencyKey}:${n}` for the n-th request when one is given, so a rerun replays the requests
+ * already made. A request failing stops the call; the requests before it stay done.
+ */
+export async function deleteContacts(
+  v2: V2Client,
+  targets: { ids?: readonly string[]; externalIds?: readonly string[] },
+  options: { idempotencyKey?: string; signal?: AbortSignal } = {},
+): Promise<ContactDeleteResult[]> {
+  const values = [
+    ...(targets.ids ?? []).map((id) => ({ id })),
+    ...(targets.externalIds ?? []).map((externalId) => ({ externalId })),
+  ];
+  const results: ContactDeleteResult[] = [];
+  for (let offset = 0; offset < values.length; offset += BATCH_MAX_ITEMS) {
+    const chunk = values.slice(offset, offset + BATCH_MAX_ITEMS);
+    const ids = chunk.flatMap((v) => ('id' in v ? [v.id] : []));
+    const externalIds = chunk.flatMap((v) => ('externalId' in v ? [v.externalId] : []));
+    const key =
+      options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${offset / BATCH_MAX_ITEMS}`;
+    const data = await unwrap(
+      v2.POST('/v2/contacts/batch/delete', {
+        body: {
+          ...(ids.length > 0 ? { ids } : {}),
+          ...(externalIds.length > 0 ? { external_ids: externalIds } : {}),
+        } as Schemas['ContactBatchDelete'],
+        ...(key === undefined ? {} : { params: { header: { 'Idempotency-Key': key } } }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    );
+    results.push(...data.data);
   }
   return results;
 }

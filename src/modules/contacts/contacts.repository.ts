@@ -63,6 +63,32 @@ type Written = Pick<ContactT, 'id'>;
  * by the caller, so the write's answer can be found by it in the same round trip.
  */
 export const contactsRepository = {
+  /**
+   * Deletes the workspace's contacts named by id or by external_id, as every deletion does
+   * (db/code/06_deletions.sql: each contact's conversations and messages first, its appointments
+   * detached, its earlier events and stored answers erased, a contact.deleted tombstone), and
+   * answers those it deleted. The contacts are locked first, in id order, so two deletions (or a
+   * deletion and a batch) sharing contacts take them in one order.
+   */
+  async delete(
+    db: Queryable,
+    workspaceId: string,
+    ids: readonly string[],
+    externalIds: readonly string[],
+  ): Promise<{ id: string; external_id: string | null }[]> {
+    const { rows } = await db.query<{ id: string; external_id: string | null }>(
+      `WITH doomed AS (
+         SELECT id FROM contacts
+          WHERE workspace_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))
+          ORDER BY id FOR UPDATE)
+       DELETE FROM contacts c USING doomed WHERE c.workspace_id = $1 AND c.id = doomed.id
+       RETURNING c.id, c.external_id`,
+      [workspaceId, ids, externalIds],
+      'contacts_delete',
+    );
+    return rows;
+  },
+
   /** Creates a contact with this id. A property the body leaves out is null (its column's default). */
   async insert(
     db: Statements,

@@ -3,15 +3,17 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound, type ApiError } from '../../shared/errors.js';
+import { notFound, validationFailed, type ApiError } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { readResponses, writeResponses } from '../../http/responses.js';
 import { IdempotencyHeaders, NoQuery, Single } from '../../shared/schemas.js';
 import { idempotentWrite } from '../../http/write-reply.js';
+import type { WriteResult } from '../../infra/idempotency-store.js';
 import type { RouteOptions } from '../../services.js';
 import { contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
+  BATCH_DELETE_MAX,
   BATCH_ITEMS_PER_REQUEST,
   BATCH_MAX_ITEMS,
   Contact,
@@ -20,6 +22,9 @@ import {
   ContactBatchPartialResults,
   ContactBatchResults,
   ContactBatchUpsert,
+  ContactBatchDelete,
+  ContactBatchDeleteResults,
+  type ContactDeleteResultT,
   type ContactBatchInvalidT,
   type ContactBatchResultT,
   ContactCreate,
@@ -34,6 +39,8 @@ import { sortBatch, type BatchChecks, type SortedBatch } from './contacts.batch.
 import { compileBody } from '../../http/validators.js';
 
 const tags = ['Contacts'];
+/** A deletion's 204: no body. */
+const DELETED = Type.Null({ description: 'Deleted: no body.' });
 /** A single write answers the contact it wrote, as GET writes it (infra/idempotency-store.ts ResourceWrite). */
 const CONTACT_ANSWER = { resource: 'contact', table: RESOURCES.contact.table } as const;
 const described = { scope: RESOURCES.contact.readScope, tags, item: Contact, spec: contactsSpec } as const;
@@ -167,7 +174,9 @@ const BATCH_CHECKS: BatchChecks = {
  * by the caller's own identifier, the first lookup of a sync. POST /v2/contacts/batch/upsert: up to
  * 100 upserts by external id in one request and one transaction; all or nothing, or in partial mode
  * the valid items (contacts.batch.ts). It counts as one request per 10 items against the key's rate
- * limit.
+ * limit. DELETE /v2/contacts/{id}, DELETE /v2/contacts/external/{external_id} and POST
+ * /v2/contacts/batch/delete: the deletions a two-way sync pushes, the same as the product's own
+ * (contactsRepository.delete).
  */
 export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   app.get(
@@ -233,7 +242,107 @@ export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (
       });
     },
   );
+
+  const deletes = {
+    config: { scope: 'contacts:write', idempotentWrite: true },
+    description: (by: string) =>
+      `Deletes the contact ${by} as the product deletes one: its conversations and their messages are deleted first, its appointments stay without it, the feed shows each of these and then contact.deleted, and the contact's earlier events and the stored answers of writes that carried it are erased. 204 when this request deleted it; 404 when the workspace has no such contact (never had it, or it is deleted already: a sync may count that as done). A retry with the same Idempotency-Key answers 204 again, replayed.`,
+  } as const;
+
+  app.delete(
+    '/contacts/:id',
+    {
+      config: deletes.config,
+      schema: {
+        operationId: 'deleteContact',
+        summary: 'Delete a contact',
+        description: deletes.description('with this id'),
+        tags,
+        params: ContactIdParams,
+        headers: IdempotencyHeaders,
+        response: writeResponses({ 204: DELETED }, { path: true, bodiless: true }),
+      },
+    },
+    async (request, reply) =>
+      idempotentWrite(services, request, reply, async (tx, workspaceId) =>
+        deletedOne(await contactsRepository.delete(tx, workspaceId, [request.params.id], [])),
+      ),
+  );
+
+  app.delete(
+    '/contacts/external/:external_id',
+    {
+      config: deletes.config,
+      schema: {
+        operationId: 'deleteContactByExternalId',
+        summary: 'Delete a contact by external identifier',
+        description: `${deletes.description('with this external_id')} An external_id containing "/" may be sent raw or percent-encoded (%2F).`,
+        tags,
+        params: ExternalIdParams,
+        headers: IdempotencyHeaders,
+        response: writeResponses({ 204: DELETED }, { path: true, bodiless: true }),
+      },
+    },
+    async (request, reply) =>
+      idempotentWrite(services, request, reply, async (tx, workspaceId) =>
+        deletedOne(await contactsRepository.delete(tx, workspaceId, [], [request.params.external_id])),
+      ),
+  );
+
+  app.post(
+    '/contacts/batch/delete',
+    {
+      config: { ...deletes.config, itemsPerRequest: BATCH_ITEMS_PER_REQUEST },
+      schema: {
+        operationId: 'batchDeleteContacts',
+        summary: `Delete up to ${BATCH_DELETE_MAX} contacts`,
+        description: `Deletes the contacts named by ids and by external_ids (${BATCH_DELETE_MAX} values at most in all), in one transaction, each as DELETE /v2/contacts/{id} does. A value that names no contact of the workspace is not an error: its entry says not_found, so a sync can resend a batch whose contacts are partly gone. The answer has one entry per value sent, the ids first then the external_ids, each in the order sent; a contact named by both its id and its external_id is deleted once and both entries say deleted. Counts as one request per ${BATCH_ITEMS_PER_REQUEST} values (started) against the rate limit.`,
+        tags,
+        headers: IdempotencyHeaders,
+        body: ContactBatchDelete,
+        response: writeResponses({ 200: ContactBatchDeleteResults }),
+      },
+    },
+    async (request, reply) => {
+      const { ids = [], external_ids: externalIds = [] } = request.body;
+      if (ids.length + externalIds.length > BATCH_DELETE_MAX) {
+        throw validationFailed([
+          {
+            field: null,
+            message: `The body names ${ids.length + externalIds.length} contacts (ids and external_ids together); at most ${BATCH_DELETE_MAX} may be deleted in one request.`,
+          },
+        ]);
+      }
+      return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
+        const deleted = await contactsRepository.delete(tx, workspaceId, ids, externalIds);
+        const byId = new Map(deleted.map((c) => [c.id, c]));
+        const byExternalId = new Map(deleted.filter((c) => c.external_id !== null).map((c) => [c.external_id!, c]));
+        const data: ContactDeleteResultT[] = [
+          ...ids.map((id) => {
+            const contact = byId.get(id);
+            return contact
+              ? { result: 'deleted' as const, ...contact }
+              : { result: 'not_found' as const, id, external_id: null };
+          }),
+          ...externalIds.map((externalId) => {
+            const contact = byExternalId.get(externalId);
+            return contact
+              ? { result: 'deleted' as const, ...contact }
+              : { result: 'not_found' as const, id: null, external_id: externalId };
+          }),
+        ];
+        const found = data.filter((d) => d.result === 'deleted').length;
+        return { statusCode: 200, body: { data, counts: { deleted: found, not_found: data.length - found } } };
+      });
+    },
+  );
 };
+
+/** The answer of a deletion of one contact: 204, or 404 when there was no such contact. */
+function deletedOne(deleted: readonly unknown[]): WriteResult {
+  if (deleted.length === 0) throw notFound('contact');
+  return { statusCode: 204, body: null };
+}
 
 /** The answer's entries, one per item in item order: the written items' results and the invalid ones. */
 function inItemOrder(

@@ -283,3 +283,83 @@ export const ContactBatchPartialResults = Type.Object(
   },
   { additionalProperties: false, title: 'ContactBatchUpsertPartialResult' },
 );
+
+/** The most contacts one batch delete names; counts against the rate limit as the batch upsert does. */
+export const BATCH_DELETE_MAX = BATCH_MAX_ITEMS;
+
+const externalIdValue = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: EXTERNAL_ID_PATTERN, description });
+
+export const ContactBatchDelete = Type.Object(
+  {
+    ids: Type.Optional(
+      Type.Array(
+        { ...Uuid, description: 'Id of a contact to delete.' },
+        {
+          minItems: 1,
+          maxItems: BATCH_DELETE_MAX,
+          uniqueItems: true,
+          description: 'Contacts to delete, by id; each at most once.',
+        },
+      ),
+    ),
+    external_ids: Type.Optional(
+      Type.Array(externalIdValue('external_id of a contact to delete.'), {
+        minItems: 1,
+        maxItems: BATCH_DELETE_MAX,
+        uniqueItems: true,
+        description: 'Contacts to delete, by external_id; each at most once.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchDelete',
+    description: `ids, external_ids or both: ${BATCH_DELETE_MAX} values at most in all.`,
+    allOf: [carriesOneOf(['ids', 'external_ids'], 'The body must carry ids or external_ids.')],
+  },
+);
+export type ContactBatchDeleteT = Static<typeof ContactBatchDelete>;
+
+export const DELETE_RESULTS = ['deleted', 'not_found'] as const;
+export type DeleteResult = (typeof DELETE_RESULTS)[number];
+
+export const ContactDeleteResult = Type.Object(
+  {
+    result: Type.Unsafe<DeleteResult>({
+      type: 'string',
+      enum: [...DELETE_RESULTS],
+      description:
+        'deleted: this request deleted the contact; not_found: the workspace has no such contact (never had it, or it was deleted before).',
+    }),
+    id: NullableString(36, {
+      format: 'uuid',
+      description:
+        'The id sent, or the id of the contact deleted by its external_id; null for an external_id not found.',
+    }),
+    external_id: NullableString(128, {
+      description:
+        'The external_id sent, or the one the contact deleted by its id had; null for an id not found, or a contact without one.',
+    }),
+  },
+  { additionalProperties: false, title: 'ContactDeleteResult' },
+);
+export type ContactDeleteResultT = Static<typeof ContactDeleteResult>;
+
+export const ContactBatchDeleteResults = Type.Object(
+  {
+    data: Type.Array(ContactDeleteResult, {
+      maxItems: BATCH_DELETE_MAX,
+      description: 'One entry per value sent: the ids in their order, then the external_ids in theirs.',
+    }),
+    counts: Type.Object(
+      { deleted: itemCount(), not_found: itemCount() },
+      {
+        additionalProperties: false,
+        title: 'ContactBatchDeleteCounts',
+        description: 'How many values had each result.',
+      },
+    ),
+  },
+  { additionalProperties: false, title: 'ContactBatchDeleteResult' },
+);

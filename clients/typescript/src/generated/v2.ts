@@ -145,6 +145,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v2/contacts/batch/delete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Delete up to 100 contacts
+     * @description Deletes the contacts named by ids and by external_ids (100 values at most in all), in one transaction, each as DELETE /v2/contacts/{id} does. A value that names no contact of the workspace is not an error: its entry says not_found, so a sync can resend a batch whose contacts are partly gone. The answer has one entry per value sent, the ids first then the external_ids, each in the order sent; a contact named by both its id and its external_id is deleted once and both entries say deleted. Counts as one request per 10 values (started) against the rate limit.
+     */
+    post: operations['batchDeleteContacts'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v2/contacts/batch/upsert': {
     parameters: {
       query?: never;
@@ -183,7 +203,11 @@ export interface paths {
      */
     put: operations['upsertContactByExternalId'];
     post?: never;
-    delete?: never;
+    /**
+     * Delete a contact by external identifier
+     * @description Deletes the contact with this external_id as the product deletes one: its conversations and their messages are deleted first, its appointments stay without it, the feed shows each of these and then contact.deleted, and the contact's earlier events and the stored answers of writes that carried it are erased. 204 when this request deleted it; 404 when the workspace has no such contact (never had it, or it is deleted already: a sync may count that as done). A retry with the same Idempotency-Key answers 204 again, replayed. An external_id containing "/" may be sent raw or percent-encoded (%2F).
+     */
+    delete: operations['deleteContactByExternalId'];
     options?: never;
     head?: never;
     patch?: never;
@@ -203,7 +227,11 @@ export interface paths {
     get: operations['getContact'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete a contact
+     * @description Deletes the contact with this id as the product deletes one: its conversations and their messages are deleted first, its appointments stay without it, the feed shows each of these and then contact.deleted, and the contact's earlier events and the stored answers of writes that carried it are erased. 204 when this request deleted it; 404 when the workspace has no such contact (never had it, or it is deleted already: a sync may count that as done). A retry with the same Idempotency-Key answers 204 again, replayed.
+     */
+    delete: operations['deleteContact'];
     options?: never;
     head?: never;
     /**
@@ -699,6 +727,32 @@ export interface components {
       /** Format: int32 */
       updated: number;
     };
+    /** @description ids, external_ids or both: 100 values at most in all. */
+    ContactBatchDelete: {
+      /** @description Contacts to delete, by external_id; each at most once. */
+      external_ids?: string[];
+      /** @description Contacts to delete, by id; each at most once. */
+      ids?: string[];
+    } & (
+      | {
+          ids: unknown;
+        }
+      | {
+          external_ids: unknown;
+        }
+    );
+    /** @description How many values had each result. */
+    ContactBatchDeleteCounts: {
+      /** Format: int32 */
+      deleted: number;
+      /** Format: int32 */
+      not_found: number;
+    };
+    ContactBatchDeleteResult: {
+      counts: components['schemas']['ContactBatchDeleteCounts'];
+      /** @description One entry per value sent: the ids in their order, then the external_ids in theirs. */
+      data: components['schemas']['ContactDeleteResult'][];
+    };
     ContactBatchInvalid: {
       /** @description The item's problems, the first 5. */
       errors: components['schemas']['ItemProblem'][];
@@ -817,6 +871,20 @@ export interface components {
             whatsapp: unknown;
           }
       ));
+    ContactDeleteResult: {
+      /** @description The external_id sent, or the one the contact deleted by its id had; null for an id not found, or a contact without one. */
+      external_id: string | null;
+      /**
+       * Format: uuid
+       * @description The id sent, or the id of the contact deleted by its external_id; null for an external_id not found.
+       */
+      id: string | null;
+      /**
+       * @description deleted: this request deleted the contact; not_found: the workspace has no such contact (never had it, or it was deleted before).
+       * @enum {string}
+       */
+      result: 'deleted' | 'not_found';
+    };
     /** @description A contact deleted: data is its ContactTombstone. */
     ContactDeletedEvent: {
       data: components['schemas']['ContactTombstone'];
@@ -2379,6 +2447,67 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  batchDeleteContacts: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description ids, external_ids or both: 100 values at most in all. */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ContactBatchDelete'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "counts": {
+           *         "deleted": 1,
+           *         "not_found": 1
+           *       },
+           *       "data": [
+           *         {
+           *           "external_id": "string",
+           *           "id": "0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41",
+           *           "result": "deleted"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['ContactBatchDeleteResult'];
+        };
+      };
+      400: components['responses']['WriteBadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   batchUpsertContacts: {
     parameters: {
       query?: never;
@@ -2647,6 +2776,47 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  deleteContactByExternalId: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
+        external_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted: no body. */
+      204: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components['responses']['WriteByIdBadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   getContact: {
     parameters: {
       query?: never;
@@ -2697,6 +2867,50 @@ export interface operations {
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['ServerError'];
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  deleteContact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /**
+         * @description UUID
+         * @example 0b8a5e8e-3a52-4f36-9d6f-2a0f1c5e7d41
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted: no body. */
+      204: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components['responses']['WriteByIdBadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['BodyTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
       429: components['responses']['TooManyRequests'];
       431: components['responses']['HeadersTooLarge'];
       500: components['responses']['ServerError'];
