@@ -13,7 +13,7 @@ import uuid
 from typing import ClassVar, List
 
 from support import Key, Server
-from workspace_api import BatchUpsertItem, RepeatedExternalIdsError, ValidationError, WorkspaceApiClient
+from workspace_api import BatchUpsertItem, NotFoundError, RepeatedExternalIdsError, ValidationError, WorkspaceApiClient
 
 
 class BatchUpsertTest(unittest.TestCase):
@@ -102,3 +102,48 @@ class BatchUpsertTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DeleteTest(unittest.TestCase):
+    """Deletions: DELETE /v2/contacts/{id}, by external id, and POST /v2/contacts/batch/delete,
+    chunked by the client, with a key that may only write."""
+
+    server: ClassVar[Server]
+    client: ClassVar[WorkspaceApiClient]
+    writer: ClassVar[WorkspaceApiClient]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server.get()
+        workspace_id = cls.server.create_workspace()
+        cls.client = WorkspaceApiClient(
+            cls.server.base_url, cls.server.create_key(workspace_id, ["contacts:read", "contacts:write"]).key
+        )
+        cls.writer = WorkspaceApiClient(cls.server.base_url, cls.server.create_key(workspace_id, ["contacts:write"]).key)
+
+    def test_one_by_id_and_by_external_id_then_not_found(self) -> None:
+        run = uuid.uuid4().hex[:8]
+        first = self.client.v2.upsert_contact(f"crm/{run}/1", {"name": "One"}).data
+        self.client.v2.upsert_contact(f"crm/{run}/2", {"name": "Two"})
+        deleted = self.writer.v2.delete_contact(first["id"], idempotency_key=f"del-{run}")
+        self.assertEqual(deleted.status, 204)
+        self.assertIsNone(deleted.data)
+        replay = self.writer.v2.delete_contact(first["id"], idempotency_key=f"del-{run}")
+        self.assertTrue(replay.idempotent_replayed)
+        self.assertEqual(self.writer.v2.delete_contact_by_external_id(f"crm/{run}/2").status, 204)
+        with self.assertRaises(NotFoundError):
+            self.writer.v2.delete_contact(first["id"])
+        with self.assertRaises(NotFoundError):
+            self.client.v2.get_contact_by_external_id(f"crm/{run}/2")
+
+    def test_150_values_go_in_2_requests_and_come_back_in_order(self) -> None:
+        items = BatchUpsertTest.items(self, 150)  # type: ignore[arg-type]
+        made = self.client.v2.batch_upsert_contacts(items)
+        ids = [r["contact"]["id"] for r in made.results[:60]]
+        external_ids = [i["external_id"] for i in items[60:]] + ["never-there"]
+        results = self.writer.v2.batch_delete_contacts(ids=ids, external_ids=external_ids)
+        self.assertEqual([r["result"] for r in results], ["deleted"] * 150 + ["not_found"])
+        self.assertEqual([r["id"] for r in results[:60]], ids)
+        self.assertEqual([r["external_id"] for r in results[60:]], external_ids)
+        left = [c for c in self.client.v2.iter_contacts() if c["external_id"] in {i["external_id"] for i in items}]
+        self.assertEqual(left, [])

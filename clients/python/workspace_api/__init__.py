@@ -58,6 +58,7 @@ from .types import (
     Automation,
     BatchUpsertItem,
     BatchUpsertItemResult,
+    ContactDeleteResult,
     CatalogItem,
     Contact,
     ContactCreate,
@@ -129,4 +130,5 @@ __all__ = [
     "EventsHead",
     "BatchUpsertItem",
     "BatchUpsertItemResult",
+    "ContactDeleteResult",
 ]

@@ -57,7 +57,7 @@ __version__ = "0.1.0"
 #: What a query parameter may be given as; see :func:`_query_value`.
 QueryValue = Union[None, str, int, bool, datetime, date, Sequence[str]]
 
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 # ------------------------------------------------------------------------------------- results
@@ -328,6 +328,9 @@ class Transport:
             self._limiter.observe(status, response_headers, sent_at)
             parsed = _parse_json(raw)
             if 200 <= status < 300:
+                # A deletion answers 204 without a body: its data is None.
+                if status == 204 and not raw:
+                    parsed = {}
                 if not isinstance(parsed, dict):
                     raise error_from_response(status, None, response_headers, method=method, url=url)
                 return (

@@ -25,6 +25,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Tuple,
     TypeVar,
     Union,
 )
@@ -40,6 +41,7 @@ from .types import (
     CatalogItem,
     Contact,
     ContactCreate,
+    ContactDeleteResult,
     ContactStatus,
     ContactUpdate,
     Conversation,
@@ -269,13 +271,28 @@ class V1Api(_Version):
 
 class V2Api(_Version):
     """``/v2``: everything of v1, plus the workspace, pipeline stages, the catalog, conversations,
-    messages, automations, the events feed, the batch upsert and the lookup by external id."""
+    messages, automations, the events feed, the batch upsert and delete, the lookup and the
+    deletion by external id."""
 
     prefix = "/v2"
 
     def get_workspace(self) -> Response[Workspace]:
         """``GET /v2/workspace`` (scope ``workspace:read``)."""
         return self._get("/workspace")
+
+    def delete_contact(self, id: str, *, idempotency_key: Optional[str] = None) -> Response[None]:
+        """``DELETE /v2/contacts/{id}`` (scope ``contacts:write``): deletes the contact as the
+        product does (its conversations and messages with it; its appointments stay without it).
+        ``data`` is ``None`` (204). :class:`NotFoundError` when the workspace has no such contact —
+        never had it, or it is deleted already."""
+        return self._write("DELETE", f"/contacts/{path_segment(id)}", None, idempotency_key)
+
+    def delete_contact_by_external_id(
+        self, external_id: str, *, idempotency_key: Optional[str] = None
+    ) -> Response[None]:
+        """``DELETE /v2/contacts/external/{external_id}``: :meth:`delete_contact` for the contact
+        with your identifier."""
+        return self._write("DELETE", f"/contacts/external/{path_segment(external_id)}", None, idempotency_key)
 
     def get_contact_by_external_id(self, external_id: str) -> Response[Contact]:
         """``GET /v2/contacts/external/{external_id}`` (scope ``contacts:read``): the contact with
@@ -566,6 +583,34 @@ class V2Api(_Version):
             result.responses.append(response)
             result.results.extend(response.data)
         return result
+
+    def batch_delete_contacts(
+        self,
+        *,
+        ids: Iterable[str] = (),
+        external_ids: Iterable[str] = (),
+        idempotency_key: Optional[str] = None,
+    ) -> List[ContactDeleteResult]:
+        """Deletes any number of contacts by id and by ``external_id`` through
+        ``POST /v2/contacts/batch/delete``, 100 values per request (the ids first, then the
+        external ids, in order); returns one result per value in that order: ``deleted``, or
+        ``not_found`` when the workspace had no such contact (never had it, or it is gone already:
+        a sync pushing its deletions may count both as done).
+
+        Each request has its own ``Idempotency-Key``: a random one, or ``f"{idempotency_key}:{n}"``
+        for the n-th request when ``idempotency_key`` is given, so a rerun replays the requests
+        already made. A failing request raises; the requests before it stay done.
+        """
+        values: List[Tuple[str, str]] = [("ids", v) for v in ids] + [("external_ids", v) for v in external_ids]
+        results: List[ContactDeleteResult] = []
+        for number, offset in enumerate(range(0, len(values), BATCH_UPSERT_MAX_ITEMS)):
+            body: Dict[str, List[str]] = {}
+            for name, value in values[offset : offset + BATCH_UPSERT_MAX_ITEMS]:
+                body.setdefault(name, []).append(value)
+            key = f"{idempotency_key}:{number}" if idempotency_key is not None else None
+            response: Response[List[ContactDeleteResult]] = self._write("POST", "/contacts/batch/delete", body, key)
+            results.extend(response.data)
+        return results
 
 
 def repeated_external_ids(items: Iterable[Mapping[str, Any]]) -> Dict[str, List[int]]:

@@ -41,6 +41,7 @@ __all__ = [
     "EventsHead",
     "BatchUpsertItem",
     "BatchUpsertItemResult",
+    "ContactDeleteResult",
     "ErrorBody",
     "EventType",
     "ResourceType",
@@ -98,6 +99,14 @@ class BatchUpsertItem(_BatchUpsertItemRequired, total=False):
 class BatchUpsertItemResult(TypedDict):
     result: Literal["created", "updated", "unchanged"]
     contact: Contact
+
+
+class ContactDeleteResult(TypedDict):
+    #: ``deleted``: this request deleted the contact; ``not_found``: the workspace has no such
+    #: contact (never had it, or it was deleted before)
+    result: Literal["deleted", "not_found"]
+    id: Optional[str]
+    external_id: Optional[str]
 
 
 class Event(TypedDict):
