@@ -4,7 +4,7 @@
 // the owner does (revoke, suspend, rotate, expire) must reach the running server within a second.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -393,6 +393,59 @@ describe('owner CLI while the server runs', () => {
     assert.equal(summary.appointments, 7);
     assert.equal(await count('/v1/contacts'), contactsBefore + 5);
     assert.equal(await count('/v1/appointments'), appointmentsBefore + 7);
+  });
+
+  test('contacts delete --ids-file: 1,000 contacts in one run, as the product deletes them; stdin; bad lines refuse the run', async (t) => {
+    const ws = await cliJson(['workspaces', 'create', '--name', unique('cli-bulk-delete')], env);
+    const key = (
+      await cliJson(
+        ['keys', 'create', '--workspace', ws.id, '--scopes', 'contacts:read,events:read', '--name', 'bulk'],
+        env,
+      )
+    ).key as string;
+    await cliJson(['seed', '--workspace', ws.id, '--contacts', '1003'], env);
+    const ids: string[] = [];
+    for (let path = '/v2/contacts?limit=100'; ;) {
+      const r = await api(server.baseUrl, path, key);
+      assert.equal(r.status, 200);
+      ids.push(...r.json.data.map((c: { id: string }) => c.id));
+      if (!r.json.page.has_more) break;
+      path = `/v2/contacts?limit=100&cursor=${encodeURIComponent(r.json.page.next_cursor)}`;
+    }
+    assert.equal(ids.length, 1003);
+    const head = (await api(server.baseUrl, '/v2/events/head', key)).json.data.position as string;
+    const missing = randomUUID();
+    const file = join(tempDir(), 'ids.txt');
+    writeFileSync(file, `# contacts to delete\n${ids.slice(0, 1000).join('\n')}\n\n${missing}\n${ids[0]}\n`);
+
+    const bad = join(tempDir(), 'bad.txt');
+    writeFileSync(bad, `${ids[1000]}\nnot-an-id\n${ids[1001]}\n`);
+    const refused = await cli(['contacts', 'delete', '--ids-file', bad], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /not a contact id \(a UUID\) on line 2; nothing was deleted/);
+
+    const started = Date.now();
+    const result = await cliJson(['contacts', 'delete', '--ids-file', file], env);
+    t.diagnostic(`1,000 contacts deleted in one run in ${Date.now() - started} ms (process start included)`);
+    assert.equal(result.deleted.length, 1000);
+    assert.deepEqual(result.not_found, [missing]);
+    assert.ok(result.deleted.every((d: { workspace_id: string }) => d.workspace_id === ws.id));
+
+    const human = await cli(['contacts', 'delete', '--ids-file', '-'], env, `${ids[1002]}\n${missing}\n`);
+    assert.equal(human.code, 0, human.stderr);
+    assert.equal(human.stdout, `deleted 1 contacts\n1 not found: ${missing}\n`);
+
+    const left = await api(server.baseUrl, '/v2/contacts?limit=100', key);
+    assert.deepEqual(left.json.data.map((c: { id: string }) => c.id).sort(), [ids[1000], ids[1001]].sort());
+    // The feed has one contact.deleted per contact deleted.
+    let tombstones = 0;
+    for (let path = `/v2/events?after=${head}&limit=100`; ;) {
+      const r = await api(server.baseUrl, path, key);
+      tombstones += r.json.data.filter((e: { type: string }) => e.type === 'contact.deleted').length;
+      if (!r.json.page.has_more) break;
+      path = `/v2/events?limit=100&cursor=${encodeURIComponent(r.json.page.next_cursor)}`;
+    }
+    assert.equal(tombstones, 1001);
   });
 
   test('keys usage and keys list report the requests made with a key', async () => {

@@ -120,12 +120,14 @@ export interface CliResult {
   stderr: string;
 }
 
-export function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+/** Runs the owner CLI; `input` is written to its standard input (closed at once otherwise). */
+export function cli(args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [CLI, ...args], { env, timeout: 45_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
+    child.stdin?.end(input);
     children.push(child);
   });
 }

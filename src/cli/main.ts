@@ -1,5 +1,6 @@
 // The owner's command-line tool. It manages workspaces and keys and seeds data, against the same
 // store the server uses, also while the server runs (see modules/owner/owner-channel.ts).
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { migrate } from '../infra/migrate.js';
@@ -43,6 +44,9 @@ const USAGE = `Usage: workspace-api <command> [options]
        [--messages-per-conversation N] [--automations N] [--internal-marker TEXT] [--json]
                                           without amounts: every resource with default amounts
   contacts delete CONTACT_ID              as the product deletes it; the events feed shows it
+  contacts delete --ids-file FILE [--json]  many in one run: one id per line (FILE - reads standard
+                                          input; blank lines and # comments skipped); ids no
+                                          contact has are reported, not refused
   appointments delete APPOINTMENT_ID
 
   webhooks create --workspace ID --url URL --scopes a,b [--events contact.created,…] [--json]
@@ -83,6 +87,7 @@ const OPTIONS = {
   after: { type: 'string' },
   limit: { type: 'string' },
   json: { type: 'boolean', default: false },
+  'ids-file': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -223,6 +228,19 @@ async function main(argv: string[]): Promise<void> {
     case 'contacts':
     case 'appointments': {
       if (sub !== 'delete') throw new UsageError(`${command} needs: delete ID`);
+      if (command === 'contacts' && o['ids-file'] !== undefined) {
+        if (arg !== undefined) throw new UsageError('contacts delete takes CONTACT_ID or --ids-file, not both');
+        const result = await runOwner(config, 'deleteContacts', { contactIds: await idsFrom(o['ids-file']) });
+        print(result, () => {
+          process.stdout.write(`deleted ${result.deleted.length} contacts\n`);
+          if (result.not_found.length > 0) {
+            const shown = result.not_found.slice(0, 10).join(', ');
+            const more = result.not_found.length > 10 ? `, and ${result.not_found.length - 10} more` : '';
+            process.stdout.write(`${result.not_found.length} not found: ${shown}${more}\n`);
+          }
+        });
+        return;
+      }
       const id = required(arg, 'ID');
       const deleted =
         command === 'contacts'
@@ -234,6 +252,38 @@ async function main(argv: string[]): Promise<void> {
     default:
       throw new UsageError(`unknown command ${command}`);
   }
+}
+
+/**
+ * The ids of an --ids-file (`-`: standard input): one per line, blank lines and # comments
+ * skipped. A line that is not a UUID is a usage error naming its line, before anything is deleted.
+ */
+async function idsFrom(file: string): Promise<string[]> {
+  const text =
+    file === '-'
+      ? await readStdin()
+      : await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+          throw new UsageError(`--ids-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+        });
+  const ids: string[] = [];
+  const bad: number[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(line)) ids.push(line);
+    else bad.push(i + 1);
+  });
+  if (bad.length > 0) {
+    const lines = bad.slice(0, 10).join(', ') + (bad.length > 10 ? `, and ${bad.length - 10} more` : '');
+    throw new UsageError(`--ids-file ${file}: not a contact id (a UUID) on line ${lines}; nothing was deleted`);
+  }
+  return ids;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 type Print = (value: unknown, human: () => void) => void;

@@ -75,6 +75,9 @@ export interface KeyWithUsage extends ApiKeyRow {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Contacts deleted per transaction by deleteContacts: short enough not to hold a workspace's writers long. */
+const DELETE_CHUNK = 500;
+
 function requireUuid(id: string, what: string): string {
   if (!UUID.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id}".`);
   return id;
@@ -315,6 +318,33 @@ export const ownerCommands = {
   async deleteContact(ctx: OwnerContext, input: { contactId: string }): Promise<{ id: string; workspace_id: string }> {
     const id = requireUuid(input.contactId, 'contact id');
     return deleteResource(ctx, 'contacts', id, `No contact ${id}.`);
+  },
+
+  /**
+   * Deletes many contacts in one run, each as deleteContact does, in transactions of
+   * DELETE_CHUNK contacts: an id given twice is deleted once, and the ids no contact has come
+   * back as not_found (nothing is refused for them). Each chunk locks its contacts in id order
+   * before deleting any, as every deletion does (contactsRepository.delete).
+   */
+  async deleteContacts(
+    ctx: OwnerContext,
+    input: { contactIds: string[] },
+  ): Promise<{ deleted: { id: string; workspace_id: string }[]; not_found: string[] }> {
+    const ids = [...new Set(input.contactIds.map((id) => requireUuid(id, 'contact id').toLowerCase()))];
+    const deleted: { id: string; workspace_id: string }[] = [];
+    for (let at = 0; at < ids.length; at += DELETE_CHUNK) {
+      const chunk = ids.slice(at, at + DELETE_CHUNK);
+      const { rows } = await retryingConflicts(() =>
+        ctx.db.query<{ id: string; workspace_id: string }>(
+          `WITH doomed AS (SELECT id FROM contacts WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)
+           DELETE FROM contacts c USING doomed WHERE c.id = doomed.id RETURNING c.id, c.workspace_id`,
+          [chunk],
+        ),
+      );
+      deleted.push(...rows);
+    }
+    const gone = new Set(deleted.map((d) => d.id));
+    return { deleted, not_found: ids.filter((id) => !gone.has(id)) };
   },
 
   async deleteAppointment(
