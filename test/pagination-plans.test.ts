@@ -101,4 +101,45 @@ describe('index use', () => {
     }
     assert.deepEqual(problems, []);
   });
+
+  test('the lookups of GET /v2/contacts (email, phone, external_id) read their index, not the workspace', async () => {
+    const [a, b] = (bigContacts as { email: string | null }[]).filter((c) => c.email !== null);
+    const keyed = Array.from({ length: 100 }, (_, i) => `lookup-plan-${i}`);
+    await server.db.query(
+      `UPDATE contacts SET external_id = 'lookup-plan-' || n, phone = '+55119' || lpad(n::text, 8, '0')
+         FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM contacts WHERE workspace_id = $1
+                ORDER BY id LIMIT 100) chosen
+        WHERE contacts.id = chosen.id`,
+      [big.id],
+    );
+    await server.db.query('ANALYZE contacts');
+    const emails = [a!, b!].map((c) => c.email!.toUpperCase()).join(',');
+    const cases = [
+      { path: `/v2/contacts?email=${encodeURIComponent(emails)}`, index: 'contacts_by_email', rows: 2 },
+      {
+        path: `/v2/contacts?phone=${encodeURIComponent('+5511900000007,+5511900000042')}`,
+        index: 'contacts_by_phone',
+        rows: 2,
+      },
+      {
+        path: `/v2/contacts?external_id=${keyed.join(',')}&limit=100`,
+        index: 'contacts_workspace_id_external_id_key',
+        rows: 100,
+      },
+    ];
+    const problems: string[] = [];
+    for (const c of cases) {
+      const r = await get(big, c.path);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.data.length, c.rows, c.path);
+      const statements = (await statementsOf(big, c.path)).filter((s) =>
+        /FROM contacts WHERE[\s\S]*ORDER BY/.test(s.sql),
+      );
+      assert.equal(statements.length, 1, `one page statement for ${c.path}`);
+      const text = await plan(statements[0]!.sql, statements[0]!.params);
+      if (!new RegExp(`Index (Only )?Scan using ${c.index}`).test(text) || /Seq Scan|contacts_sync/.test(text))
+        problems.push(`${c.path.slice(0, 60)}:\n${text}`);
+    }
+    assert.deepEqual(problems, []);
+  });
 });

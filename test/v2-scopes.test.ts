@@ -202,9 +202,9 @@ describe('scopes of every v2 route', () => {
   for (const r of ROUTES) {
     test(`${r.method} ${r.doc}: only ${r.scope} passes; every other scope is 403`, async () => {
       const ok = await call(r, only.get(r.scope)!);
-      assert.equal(ok.status, r.ok, `${r.method} ${r.path()} with only ${r.scope}: ${ok.text}`);
+      assert.equal(ok.status, r.ok, `${r.method} ${r.doc} with only ${r.scope}: ${ok.text}`);
       const denied = await call(r, allBut.get(r.scope)!);
-      assertError(denied, 403, 'permission_error', 'insufficient_scope', `${r.method} ${r.path()} without ${r.scope}`);
+      assertError(denied, 403, 'permission_error', 'insufficient_scope', `${r.method} ${r.doc} without ${r.scope}`);
       assert.equal(denied.json.error.details?.required_scope, r.scope);
       for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
         assert.ok(denied.headers.get(h), h);

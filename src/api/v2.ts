@@ -25,7 +25,7 @@ export async function v2(app: FastifyInstance, opts: VersionOptions): Promise<vo
   );
   const { services } = opts;
   await app.register(workspaceRoutes, { services });
-  await app.register(contactsRoutes, { services });
+  await app.register(contactsRoutes, { services, lookups: true });
   await app.register(contactsV2Routes, { services });
   await app.register(pipelineRoutes, { services });
   await app.register(appointmentsRoutes, { services });

@@ -147,3 +147,27 @@ class DeleteTest(unittest.TestCase):
         self.assertEqual([r["external_id"] for r in results[60:]], external_ids)
         left = [c for c in self.client.v2.iter_contacts() if c["external_id"] in {i["external_id"] for i in items}]
         self.assertEqual(left, [])
+
+
+class LookupTest(unittest.TestCase):
+    """GET /v2/contacts?email=&phone=&external_id=: one value or a list, with a read-only key."""
+
+    def test_lookups_by_email_phone_and_external_id(self) -> None:
+        server = Server.get()
+        workspace_id = server.create_workspace()
+        writer = WorkspaceApiClient(server.base_url, server.create_key(workspace_id, ["contacts:write"]).key)
+        reader = WorkspaceApiClient(server.base_url, server.create_key(workspace_id, ["contacts:read"]).key)
+        run = uuid.uuid4().hex[:8]
+        made = writer.v2.batch_upsert_contacts(
+            [
+                {"external_id": f"look/{run}/{n}", "email": f"Look{n}.{run}@Example.com", "phone": f"+5511955{n:06d}"}
+                for n in range(5)
+            ]
+        )
+        ids = [r["contact"]["id"] for r in made]
+        by_email = reader.v2.list_contacts(email=[f"look1.{run}@example.com", f"LOOK3.{run}@EXAMPLE.COM"])
+        self.assertEqual(sorted(c["id"] for c in by_email.data.data), sorted([ids[1], ids[3]]))
+        by_phone = reader.v2.list_contacts(phone="+5511955000002")
+        self.assertEqual([c["id"] for c in by_phone.data.data], [ids[2]])
+        by_external = list(reader.v2.iter_contacts(external_id=[f"look/{run}/{n}" for n in (0, 4)], limit=1))
+        self.assertEqual(sorted(c["id"] for c in by_external), sorted([ids[0], ids[4]]))

@@ -276,6 +276,57 @@ class V2Api(_Version):
 
     prefix = "/v2"
 
+    def list_contacts(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[ContactStatus] = None,
+        email: Optional[OneOrMany] = None,
+        phone: Optional[OneOrMany] = None,
+        external_id: Optional[OneOrMany] = None,
+    ) -> Response[Page[Contact]]:
+        """``GET /v2/contacts`` — one page, ordered by ``(updated_at, id)``. ``email`` (any case),
+        ``phone`` (E.164) and ``external_id`` find the contacts with one of the values given: one
+        value or a list of up to 100 (sent comma-separated), e.g. before creating a contact, or
+        the contacts of a chunk of a sync in one call."""
+        return self._list(
+            "/contacts",
+            {
+                "limit": limit,
+                "cursor": cursor,
+                "updated_after": updated_after,
+                "status": status,
+                "email": email,
+                "phone": phone,
+                "external_id": external_id,
+            },
+        )
+
+    def iter_contacts(
+        self,
+        *,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        updated_after: Optional[DateTimeLike] = None,
+        status: Optional[ContactStatus] = None,
+        email: Optional[OneOrMany] = None,
+        phone: Optional[OneOrMany] = None,
+        external_id: Optional[OneOrMany] = None,
+    ) -> Iterator[Contact]:
+        """Every contact of ``GET /v2/contacts`` across pages, with its filters and lookups."""
+        return iterate(
+            self.list_contacts,
+            limit=limit,
+            cursor=cursor,
+            updated_after=updated_after,
+            status=status,
+            email=email,
+            phone=phone,
+            external_id=external_id,
+        )
+
     def get_workspace(self) -> Response[Workspace]:
         """``GET /v2/workspace`` (scope ``workspace:read``)."""
         return self._get("/workspace")

@@ -1,6 +1,6 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
 import type { Queryable, Transaction } from '../../infra/database.js';
-import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { equals, updatedAfter, type FilterSpec, type ListSpec } from '../../infra/keyset-list.js';
 import { selectList } from '../../infra/representation.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
 import { DEFAULT_CONTACT_STATUS, WRITABLE_CONTACT_FIELDS } from './contacts.schemas.js';
@@ -18,6 +18,29 @@ export const contactsSpec: ListSpec = {
   sortColumn: 'updated_at',
   idType: 'uuid',
   filters: [updatedAfter, equals('status')],
+};
+
+/**
+ * A lookup filter of version 2: the contacts whose `column` is one of the comma-separated values,
+ * found through the index on that column (contacts_by_email, contacts_by_phone, the unique
+ * (workspace_id, external_id)), then ordered; planned for each request, as a generic plan would
+ * not know how few rows the values select and could walk the whole workspace in sync order.
+ */
+const oneOf = (param: string, column: string, normalize = (sql: string) => sql): FilterSpec => ({
+  param,
+  where: (p) => `${normalize(column)} = ANY(string_to_array(${normalize(p)}, ','))`,
+  planEachTime: true,
+});
+
+/** Version 2's contact list: version 1's filters and the lookups by e-mail (any case), phone and external id. */
+export const contactsLookupSpec: ListSpec = {
+  ...contactsSpec,
+  filters: [
+    ...contactsSpec.filters,
+    oneOf('email', 'email', (sql) => `lower(${sql})`),
+    oneOf('phone', 'phone'),
+    oneOf('external_id', 'external_id'),
+  ],
 };
 
 const WRITABLE_COLUMNS = WRITABLE_CONTACT_FIELDS.join(', ');

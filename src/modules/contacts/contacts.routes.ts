@@ -11,7 +11,7 @@ import { IdempotencyHeaders, NoQuery, Single } from '../../shared/schemas.js';
 import { idempotentWrite } from '../../http/write-reply.js';
 import type { WriteResult } from '../../infra/idempotency-store.js';
 import type { RouteOptions } from '../../services.js';
-import { contactsRepository, contactsSpec } from './contacts.repository.js';
+import { contactsLookupSpec, contactsRepository, contactsSpec } from './contacts.repository.js';
 import {
   BATCH_DELETE_MAX,
   BATCH_ITEMS_PER_REQUEST,
@@ -30,6 +30,8 @@ import {
   ContactCreate,
   ContactIdParams,
   ContactListQuery,
+  ContactListQueryV2,
+  LOOKUP_MAX_VALUES,
   ContactUpdate,
   DEFAULT_CONTACT_STATUS,
   ExternalIdParams,
@@ -45,22 +47,37 @@ const DELETED = Type.Null({ description: 'Deleted: no body.' });
 const CONTACT_ANSWER = { resource: 'contact', table: RESOURCES.contact.table } as const;
 const described = { scope: RESOURCES.contact.readScope, tags, item: Contact, spec: contactsSpec } as const;
 
-export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
+/** The contact operations of both versions; `lookups`: the list also takes version 2's lookup filters. */
+export const contactsRoutes: FastifyPluginAsyncTypebox<RouteOptions & { lookups?: boolean }> = async (
+  app,
+  { services, lookups = false },
+) => {
   // Location of a created contact, under the version it was created through (/v1 or /v2).
   const locationOf = (id: string) => `${app.prefix}/contacts/${id}`;
 
-  app.get(
-    '/contacts',
-    listOperation({
-      ...described,
-      operationId: 'listContacts',
-      summary: 'List contacts',
-      description:
-        'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
-      querystring: ContactListQuery,
-    }),
-    async (request, reply) => listPage(services, reply, contactsSpec, principalOf(request).workspaceId, request.query),
-  );
+  const list = {
+    ...described,
+    operationId: 'listContacts',
+    summary: 'List contacts',
+    description:
+      'Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after.',
+  };
+  if (lookups) {
+    app.get(
+      '/contacts',
+      listOperation({
+        ...list,
+        description: `${list.description} email, phone and external_id find the contacts with one of the values given (up to ${LOOKUP_MAX_VALUES} each, comma-separated; several filters: all must hold), e.g. before creating one, or the contacts of a chunk of a sync in one call.`,
+        querystring: ContactListQueryV2,
+      }),
+      async (request, reply) =>
+        listPage(services, reply, contactsLookupSpec, principalOf(request).workspaceId, request.query),
+    );
+  } else {
+    app.get('/contacts', listOperation({ ...list, querystring: ContactListQuery }), async (request, reply) =>
+      listPage(services, reply, contactsSpec, principalOf(request).workspaceId, request.query),
+    );
+  }
 
   app.post(
     '/contacts',

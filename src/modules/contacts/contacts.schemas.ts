@@ -127,6 +127,50 @@ export const ContactListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** The most values a lookup filter of the contact list takes (a chunk of a sync, as a batch). */
+export const LOOKUP_MAX_VALUES = 100;
+
+/** A comma-separated list of 1 to LOOKUP_MAX_VALUES values, each matching `one` (a regex without anchors). */
+const commaList = (one: string, maxLength: number, description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: LOOKUP_MAX_VALUES * (maxLength + 1),
+    pattern: `^${one}(,${one}){0,${LOOKUP_MAX_VALUES - 1}}$`,
+    description,
+  });
+
+/**
+ * The contact list of version 2: version 1's filters, and the lookups a sync makes before
+ * creating (by e-mail, phone or its own id), each taking up to 100 comma-separated values.
+ */
+export const ContactListQueryV2 = Type.Object(
+  {
+    ...ContactListQuery.properties,
+    email: Type.Optional(
+      commaList(
+        '[^,\\s@]+@[^,\\s@]+',
+        254,
+        `Only contacts with one of these e-mail addresses (up to ${LOOKUP_MAX_VALUES}, comma-separated), compared without regard to case.`,
+      ),
+    ),
+    phone: Type.Optional(
+      commaList(
+        '\\+[1-9]\\d{7,14}',
+        16,
+        `Only contacts with one of these phone numbers (E.164, up to ${LOOKUP_MAX_VALUES}, comma-separated), compared exactly; send + as %2B.`,
+      ),
+    ),
+    external_id: Type.Optional(
+      commaList(
+        EXTERNAL_ID_PATTERN.slice(1, -1),
+        128,
+        `Only contacts with one of these external_id values (up to ${LOOKUP_MAX_VALUES}, comma-separated): the contacts of one chunk of a sync in one call.`,
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** The most contacts one batch upsert carries; a client splits larger imports into calls of this size. */
 export const BATCH_MAX_ITEMS = 100;
 /**

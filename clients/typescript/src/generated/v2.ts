@@ -130,7 +130,7 @@ export interface paths {
     };
     /**
      * List contacts
-     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
+     * @description Contacts ordered by (updated_at, id) ascending. Page with page.next_cursor; for incremental sync pass the updated_at of the last contact you stored as updated_after. email, phone and external_id find the contacts with one of the values given (up to 100 each, comma-separated; several filters: all must hold), e.g. before creating one, or the contacts of a chunk of a sync in one call. A query parameter this operation does not list is refused: 400 invalid_query_parameter (unknown query parameter), never ignored.
      */
     get: operations['listContacts'];
     put?: never;
@@ -2329,6 +2329,12 @@ export interface operations {
         updated_after?: string;
         /** @description Pipeline stage of the contact. */
         status?: components['schemas']['ContactStatus'];
+        /** @description Only contacts with one of these e-mail addresses (up to 100, comma-separated), compared without regard to case. */
+        email?: string;
+        /** @description Only contacts with one of these phone numbers (E.164, up to 100, comma-separated), compared exactly; send + as %2B. */
+        phone?: string;
+        /** @description Only contacts with one of these external_id values (up to 100, comma-separated): the contacts of one chunk of a sync in one call. */
+        external_id?: string;
       };
       header?: never;
       path?: never;
