@@ -52,6 +52,7 @@ from .errors import (
     WebhookVerificationError,
     WorkspaceApiException,
 )
+from .importing import ImportedRow, ImportReport, problems_csv, read_contacts_csv
 from .types import (
     Appointment,
     AppointmentStatus,
@@ -87,6 +88,10 @@ __all__ = [
     "BatchUpsertResult",
     "RepeatedExternalIdsError",
     "repeated_external_ids",
+    "ImportReport",
+    "ImportedRow",
+    "read_contacts_csv",
+    "problems_csv",
     "BATCH_UPSERT_MAX_ITEMS",
     "pages",
     "iterate",

@@ -32,6 +32,7 @@ from typing import (
 
 from ._http import Page, QueryValue, Response, RetryEvent, RetryPolicy, Transport, path_segment
 from .errors import ApiError
+from .importing import ImportReport, import_contacts
 from .types import (
     Appointment,
     AppointmentStatus,
@@ -634,6 +635,27 @@ class V2Api(_Version):
             result.responses.append(response)
             result.results.extend(response.data)
         return result
+
+    def import_contacts(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        lines: Optional[Sequence[int]] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> ImportReport:
+        """Imports any number of contacts by ``external_id``, 100 per request in partial mode, in
+        row order, and reports every row (``report.rows``): created, updated or unchanged with its
+        contact, or invalid with its problems; ``report.problems`` are the invalid ones and
+        ``report.counts`` how many had each result. An ``external_id`` given by several rows makes
+        every one of them invalid, and those rows are not sent. ``lines[i]`` (from
+        :func:`read_contacts_csv`) is reported as the line of row i.
+
+        Each request has its own ``Idempotency-Key``: a random one, or ``f"{idempotency_key}:{n}"``
+        for the n-th, so rerunning an interrupted import with the same key replays the requests
+        already made. An error that is not about rows (401, 403, a 429 past the retries) stops the
+        import and is raised.
+        """
+        return import_contacts(self, rows, lines=lines, idempotency_key=idempotency_key)
 
     def batch_delete_contacts(
         self,

@@ -12,13 +12,16 @@
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
 //   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body;
-//   - verifyWebhook(): checks a webhook delivery's Standard Webhooks signature and returns its event.
+//   - verifyWebhook(): checks a webhook delivery's Standard Webhooks signature and returns its event;
+//   - importContacts(), readContactsCsv(), problemsCsv() (./import.ts): an import in partial batches,
+//     every problem named by the caller's row and CSV line.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths as V1Paths } from './generated/v1.js';
 import type { components as V2Components, paths as V2Paths } from './generated/v2.js';
 
 export type { V1Paths, V2Paths };
+export * from './import.js';
 
 // ------------------------------------------------------------------------------------------- types
 

@@ -1,0 +1,154 @@
+"""Importing contacts: rows (or a CSV file) in, a report out that says what happened to every row
+and names every problem by the caller's own row and CSV line. Rows go in partial batches of 100
+(``POST /v2/contacts/batch/upsert`` with ``mode: partial``): one bad row never holds back the
+others."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .errors import ValidationError
+
+if TYPE_CHECKING:
+    from .client import V2Api
+
+#: rows per request: the service's bound for a batch
+CHUNK = 100
+
+
+@dataclass(frozen=True)
+class ImportedRow:
+    """What happened to one row: ``created``, ``updated`` or ``unchanged`` with its ``contact``, or
+    ``invalid`` with its ``errors`` (``{"field", "message"}``; ``field`` None: the row itself)."""
+
+    row: int
+    line: Optional[int]
+    result: str
+    external_id: Optional[str]
+    contact: Optional[Dict[str, Any]] = None
+    errors: List[Dict[str, Any]] = field(default_factory=list)
+    #: problems ``errors`` leaves out (the service names the first 5 of an item)
+    more_errors: int = 0
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    #: one entry per row, in row order
+    rows: List[ImportedRow]
+
+    @property
+    def problems(self) -> List[ImportedRow]:
+        """The invalid rows, in row order: what to fix and send again."""
+        return [r for r in self.rows if r.result == "invalid"]
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        counts = {"created": 0, "updated": 0, "unchanged": 0, "invalid": 0}
+        for r in self.rows:
+            counts[r.result] += 1
+        return counts
+
+
+def import_contacts(
+    api: "V2Api",
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    lines: Optional[Sequence[int]] = None,
+    idempotency_key: Optional[str] = None,
+) -> ImportReport:
+    """See :meth:`V2Api.import_contacts`."""
+    report: List[Optional[ImportedRow]] = [None] * len(rows)
+
+    def line_of(row: int) -> Optional[int]:
+        return lines[row] if lines is not None and row < len(lines) else None
+
+    places: Dict[str, List[int]] = {}
+    for row, item in enumerate(rows):
+        if isinstance(item.get("external_id"), str):
+            places.setdefault(item["external_id"], []).append(row)
+    sendable: List[int] = []
+    for row, item in enumerate(rows):
+        at = places.get(item.get("external_id")) if isinstance(item.get("external_id"), str) else None
+        if at is None or len(at) == 1:
+            sendable.append(row)
+            continue
+        where = ", ".join(f"line {line_of(r)}" if line_of(r) is not None else f"row {r}" for r in at)
+        report[row] = ImportedRow(
+            row=row,
+            line=line_of(row),
+            result="invalid",
+            external_id=item["external_id"],
+            errors=[
+                {"field": "external_id", "message": f"{len(at)} rows send this external_id ({where}); each may be sent once"}
+            ],
+        )
+
+    for number, start in enumerate(range(0, len(sendable), CHUNK)):
+        chunk = sendable[start : start + CHUNK]
+        key = f"{idempotency_key}:{number}" if idempotency_key is not None else None
+        entries: List[Tuple[int, Dict[str, Any]]]
+        try:
+            response = api._write(
+                "POST", "/contacts/batch/upsert", {"mode": "partial", "items": [rows[r] for r in chunk]}, key
+            )
+            entries = list(enumerate(response.data))
+        except ValidationError as error:
+            # No row of the chunk was valid: the 422 names each in details["items"].
+            items = error.details.get("items")
+            if not isinstance(items, list):
+                raise
+            entries = [(item["index"], {**item, "result": "invalid", "external_id": None}) for item in items]
+        for index, entry in entries:
+            row = chunk[index]
+            sent = rows[row].get("external_id")
+            report[row] = ImportedRow(
+                row=row,
+                line=line_of(row),
+                result=entry["result"],
+                external_id=entry.get("external_id") or (sent if isinstance(sent, str) else None),
+                contact=entry.get("contact"),
+                errors=list(entry.get("errors") or []),
+                more_errors=int(entry.get("more_errors") or 0),
+            )
+    return ImportReport(rows=[r for r in report if r is not None])
+
+
+def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
+    """Reads CSV (text, or a file opened with ``newline=""``) into rows keyed by the header's names,
+    and the line each row starts on (1 is the header). An empty field is left out of its row (an
+    import does not clear a property it has no value for); blank lines are skipped."""
+    text = source if isinstance(source, str) else source.read()
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    header: Optional[List[str]] = None
+    rows: List[Dict[str, str]] = []
+    lines: List[int] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        if not record or record == [""]:
+            continue
+        if header is None:
+            header = [name.strip() for name in record]
+            continue
+        rows.append({name: value for name, value in zip(header, record) if value != ""})
+        lines.append(start)
+    return rows, lines
+
+
+def problems_csv(report: ImportReport) -> str:
+    """A CSV of the report's problems, one line per problem: line, row, external_id, field, message."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["line", "row", "external_id", "field", "message"])
+    for p in report.problems:
+        for e in p.errors:
+            writer.writerow([p.line or "", p.row, p.external_id or "", e.get("field") or "", e.get("message", "")])
+        if p.more_errors:
+            writer.writerow([p.line or "", p.row, p.external_id or "", "", f"and {p.more_errors} more problems"])
+    return out.getvalue()
