@@ -19,6 +19,8 @@ export interface Fixtures {
   writeKey: string;
   /** contacts of the big workspace, read one after the other by GET /v1/contacts/{id} */
   contactIds: string[];
+  /** e-mail addresses of contacts of the big workspace, written in capitals: the lookup ignores case */
+  contactEmails: string[];
   /** cursor whose page starts after row DEEP_PAGE × LIST_LIMIT of the big workspace's list */
   deepCursor: string;
   /** GET /v2/events?after= this id returns the last EVENTS_LIMIT events of the big workspace */
@@ -70,6 +72,10 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
     'SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY id LIMIT 1000',
     [big],
   );
+  const { rows: emails } = await db.query<{ email: string }>(
+    'SELECT email FROM contacts WHERE workspace_id = $1 AND email IS NOT NULL ORDER BY id LIMIT 1000',
+    [big],
+  );
 
   // The seed spreads appointment starts over ±2,000 hours around the load: the week after it holds
   // about 4% of them.
@@ -79,6 +85,7 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
     readKey: await key(big, ['contacts:read', 'appointments:read', 'events:read']),
     writeKey: await key(dataset.write_workspace_id, ['contacts:write']),
     contactIds: ids.map((r) => r.id),
+    contactEmails: emails.map((r) => r.email.toUpperCase()),
     deepCursor,
     lastEventsAfter: eventIds.encode(big, [events[0]!.stamp, events[0]!.seq]),
     window: { after: new Date(start).toISOString(), before: new Date(start + 7 * 86_400_000).toISOString() },

@@ -9,11 +9,12 @@ import type { EmbeddedMemory } from './embedded.js';
 import { median, type Measurement, type Repetition } from './load.js';
 import type { MemorySample } from './processes.js';
 import * as prettier from 'prettier';
-import { BATCH_SIZE, CONNECTIONS, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
+import { BATCH_SIZE, CONNECTIONS, DATASET, DEEP_PAGE, LIST_LIMIT, TARGETS } from './settings.js';
 
 export interface Measured {
   list: Measurement;
   get: Measurement;
+  lookup: Measurement;
   appointments: Measurement;
   events: Measurement;
   create: Measurement;
@@ -107,6 +108,7 @@ export function buildReport(m: Measured, context: Context): Report {
     { of: 'list, 2 workers', to: 'list, 1 worker', by: 'req/s', ...paired(m.listTwoWorkers, m.list, rps) },
     { of: 'list', to: 'bare Fastify', by: 'server CPU', ...paired(m.list, m.bareList, serverCpu) },
     { of: 'list, LOG_LEVEL=info', to: 'bare Fastify', by: 'server CPU', ...paired(m.listInfo, m.bareList, serverCpu) },
+    { of: 'lookup by e-mail', to: 'get by id', by: 'p50', ...paired(m.lookup, m.get, p50) },
     { of: 'deep page', to: 'page 1', by: 'p50', ...paired(m.deepPage, m.firstPage, p50) },
     { of: 'events last page', to: 'events first page', by: 'p50', ...paired(m.eventsLast, m.eventsFirst, p50) },
   ];
@@ -162,6 +164,11 @@ export function buildReport(m: Measured, context: Context): Report {
       met: (m.events.cpu?.server_ms ?? Number.NaN) <= TARGETS.eventsPageServerCpuMs,
     },
     atMost(
+      `lookup by e-mail among ${DATASET.bigWorkspaceContacts.toLocaleString('en')} contacts vs get by id (p50)`,
+      r('lookup by e-mail', 'get by id'),
+      TARGETS.lookupVsGet,
+    ),
+    atMost(
       `page ${DEEP_PAGE.toLocaleString('en')} pages deep vs page 1 (p50)`,
       r('deep page', 'page 1'),
       TARGETS.deepVsFirstPage,
@@ -200,6 +207,7 @@ function renderMarkdown(report: Report): string {
   const rows: [label: string, x: Measurement, ratiosOf?: string][] = [
     ['GET /v1/contacts?limit=50', m.list, 'list'],
     ['GET /v1/contacts/{id}', m.get],
+    [`GET /v2/contacts?email=… (one of ${DATASET.bigWorkspaceContacts.toLocaleString('en')}, any case)`, m.lookup],
     [
       `GET /v1/appointments, 7-day window (${report.appointments_in_window.toLocaleString('en')} in it)`,
       m.appointments,
@@ -322,6 +330,7 @@ function renderSizing(report: Report): string {
   const rows: [string, Measurement][] = [
     ['GET /v1/contacts?limit=50', m.list],
     ['GET /v1/contacts/{id}', m.get],
+    [`GET /v2/contacts?email=… (one of ${DATASET.bigWorkspaceContacts.toLocaleString('en')}, any case)`, m.lookup],
     ['GET /v1/appointments, 7-day window', m.appointments],
     ['GET /v2/events?limit=100', m.events],
     ['POST /v1/contacts', m.create],

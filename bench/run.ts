@@ -210,6 +210,7 @@ async function measureEverything(
       },
       { key: 'listTwoWorkers', label: 'GET /v1/contacts?limit=50, 2 workers', server: two, scenario: s.list },
       { key: 'get', label: 'GET /v1/contacts/{id}', server: one, scenario: s.get },
+      { key: 'lookup', label: 'GET /v2/contacts?email=…', server: one, scenario: s.lookup },
       { key: 'appointments', label: 'GET /v1/appointments, 7-day window', server: one, scenario: s.appointments },
       { key: 'events', label: 'GET /v2/events?limit=100', server: one, scenario: s.events },
     ],

@@ -33,6 +33,8 @@ const REPLAY_BODY = JSON.stringify({ name: 'Bench replay', email: 'bench.replay@
 export interface Scenarios {
   list: Scenario;
   get: Scenario;
+  /** GET /v2/contacts?email=…: one contact of the big workspace found by its e-mail */
+  lookup: Scenario;
   appointments: Scenario;
   events: Scenario;
   create: Scenario;
@@ -64,12 +66,21 @@ export function serviceScenarios(f: Fixtures, runId: string): Scenarios {
   const upsert = freshWrites(runId, 'u');
   const batch = freshWrites(runId, 'm');
   let nextId = 0;
+  let nextEmail = 0;
   const window = `starts_after=${encodeURIComponent(f.window.after)}&starts_before=${encodeURIComponent(f.window.before)}`;
   return {
     list: get(`/v1/contacts?limit=${LIST_LIMIT}`),
     get: {
       ...get('/v1/contacts/{id}'),
       next: (request) => ({ ...request, path: `/v1/contacts/${f.contactIds[nextId++ % f.contactIds.length]}` }),
+    },
+    // The lookup a sync makes before creating: one contact of 550,000 by its e-mail, in capitals.
+    lookup: {
+      ...get('/v2/contacts?email={email}'),
+      next: (request) => ({
+        ...request,
+        path: `/v2/contacts?email=${encodeURIComponent(f.contactEmails[nextEmail++ % f.contactEmails.length]!)}`,
+      }),
     },
     appointments: get(`/v1/appointments?limit=${LIST_LIMIT}&${window}`),
     events: get(`/v2/events?limit=${EVENTS_LIMIT}`),
@@ -205,6 +216,11 @@ export async function verifyService(url: string, s: Scenarios, f: Fixtures, runI
   expectPage('appointments in the window', appointments, LIST_LIMIT, true);
   const one = await send(url, 'GET', `/v1/contacts/${f.contactIds[0]}`, read);
   if (one.status !== 200) throw new Error(`GET /v1/contacts/{id}: ${one.status} ${one.text.slice(0, 300)}`);
+  // A lookup that finds nothing would measure an empty answer: the first e-mail must find its contact.
+  const found = await send(url, 'GET', `/v2/contacts?email=${encodeURIComponent(f.contactEmails[0]!)}`, read);
+  if (found.status !== 200 || (JSON.parse(found.text) as { data: unknown[] }).data.length === 0) {
+    throw new Error(`GET /v2/contacts?email=: ${found.status} ${found.text.slice(0, 300)}`);
+  }
 
   const write = s.replay.headers!;
   for (let n = 0; n < CONNECTIONS; n++) {

@@ -49,6 +49,8 @@ export const TARGETS = {
   listP99Ms: 25,
   /** POST and PUT /v1/contacts throughput / bare transaction route throughput */
   writeVsBareTransaction: 0.85,
+  /** p50 latency of a lookup by e-mail in the big workspace / of a get by id: index-backed, no scan */
+  lookupVsGet: 1.5,
   /** p50 latency of the deep page / p50 latency of page 1 */
   deepVsFirstPage: 1.5,
   /** contacts per second through batch upserts of 100 / through single upserts (PUT) */

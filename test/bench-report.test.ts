@@ -47,6 +47,7 @@ function fakeReport(date: string, listRps: number): Report {
   const names: (keyof Measured)[] = [
     'list',
     'get',
+    'lookup',
     'appointments',
     'events',
     'create',
