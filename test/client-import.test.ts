@@ -49,6 +49,20 @@ describe('readContactsCsv', () => {
     ]);
     assert.deepEqual(lines, [2, 4, 6]);
   });
+
+  test('values are trimmed; a lone CR in quotes is a line; a quoted field left open is an error naming its line', () => {
+    const { rows, lines } = readContactsCsv('external_id,email\n a , " ana@example.com "\nb,"x\ry"\nc,z\n');
+    assert.deepEqual(rows, [
+      { external_id: 'a', email: 'ana@example.com' },
+      { external_id: 'b', email: 'x\ry' },
+      { external_id: 'c', email: 'z' },
+    ]);
+    assert.deepEqual(lines, [2, 3, 5]);
+    assert.throws(
+      () => readContactsCsv('external_id,name\nun-1,"Ana,ana@example.com\nun-2,Bo\n'),
+      /line 2: a quoted field is not closed/,
+    );
+  });
 });
 
 describe('importContacts', () => {
@@ -125,6 +139,28 @@ describe('importContacts', () => {
     // With a new key: the valid rows are unchanged now.
     const fresh = await importContacts(client, rows);
     assert.deepEqual(fresh.counts, { created: 0, updated: 0, unchanged: 199, invalid: 2 });
+  });
+});
+
+describe('importContacts, every row of a chunk invalid', () => {
+  test('the 422 names as many rows as an error may hold; the others are sent again until each has its problems', async () => {
+    const r = randomUUID().slice(0, 8);
+    // A CRM export with one column too many: every row is invalid, and nothing is written.
+    const rows = Array.from({ length: 130 }, (_, i) => ({ external_id: `nt-${r}-${i}`, name: `N ${i}`, notes: 'vip' }));
+    const report = await importContacts(await writer(), rows, { idempotencyKey: `nt-${r}` });
+    assert.equal(report.rows.length, 130);
+    assert.deepEqual(report.counts, { created: 0, updated: 0, unchanged: 0, invalid: 130 });
+    assert.deepEqual(
+      report.problems.map((p) => p.row),
+      rows.map((_, i) => i),
+    );
+    for (const p of report.problems)
+      assert.deepEqual(
+        p.errors.map((e) => e.field),
+        ['notes'],
+        `row ${p.row}`,
+      );
+    assert.equal((await stored(rows.map((x) => x.external_id))).length, 0);
   });
 });
 

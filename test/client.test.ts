@@ -664,6 +664,12 @@ describe('deletions', () => {
       [made.map((r) => r.contact.id)],
     );
     assert.equal(rows[0]!.n, 0);
+
+    // A value given twice (an id in either case) is refused before anything is sent.
+    const before = recorded.attempts.length;
+    const id = randomUUID();
+    await assert.rejects(deleteContacts(deleting.v2, { ids: [id, randomUUID(), id.toUpperCase()] }), RangeError);
+    assert.equal(recorded.attempts.length, before);
   });
 });
 

@@ -193,6 +193,20 @@ describe('DELETE /v2/contacts/{id}', () => {
     );
   });
 
+  test('an id in capitals is the same contact and the same request; Content-Type: application/json without a body is fine', async () => {
+    const { id } = await create();
+    const k = idem();
+    const upper = await server.request('DELETE', `/v2/contacts/${id.toUpperCase()}`, {
+      key: writer,
+      idem: k,
+      contentType: 'application/json',
+    });
+    assert.equal(upper.status, 204, upper.text);
+    const lower = await del(`/v2/contacts/${id}`, writer, k);
+    assert.equal(lower.status, 204, lower.text);
+    assert.equal(lower.headers.get('idempotent-replayed'), 'true');
+  });
+
   test('a body sent with a deletion is ignored, and is not part of the request for idempotency', async () => {
     const { id } = await create();
     const k = idem();
@@ -352,12 +366,17 @@ describe('POST /v2/contacts/batch/delete', () => {
         { ids: [keep.id], external_ids: [...many, ...many.map((e) => `${e}x`)].slice(0, 100) },
         /101 contacts.*at most 100/,
       ],
-      [{ external_ids: [keep.external_id, keep.external_id] }, /duplicate/],
+      [
+        { external_ids: [keep.external_id, keep.external_id] },
+        /is sent 2 times \(external_ids 0, 1\); each value may be sent once/,
+      ],
+      [{ ids: [keep.id, keep.id.toUpperCase()] }, /is sent 2 times \(ids 0, 1\)/],
+      [{ ids: [], external_ids: [] }, /names no contact/],
       [{}, /ids or external_ids/],
       [{ ids: [keep.id], mode: 'partial' }, /mode/],
       [{ ids: ['not-a-uuid', keep.id] }, /uuid/],
-      [{ ids: [] }, /1 to 100 items \(got 0\)/],
-      [{ external_ids: Array.from({ length: 101 }, () => ext()) }, /1 to 100 items \(got 101\)/],
+      [{ ids: [] }, /names no contact/],
+      [{ external_ids: Array.from({ length: 101 }, () => ext()) }, /0 to 100 items \(got 101\)/],
     ];
     for (const [body, message] of cases) {
       const r = await batchDelete(body);
@@ -366,6 +385,17 @@ describe('POST /v2/contacts/batch/delete', () => {
       assert.match(JSON.stringify(r.json.error.details), message, r.text);
     }
     assert.equal((await getContact(keep.id)).status, 200);
+  });
+
+  test('a batch costing more than the whole quota counts as the whole quota: it passes when the quota is full', async () => {
+    const tiny = await w.newKey(['contacts:write'], { rateLimitPerMinute: 5 });
+    const values = Array.from({ length: 100 }, () => randomUUID());
+    const first = await batchDelete({ ids: values }, tiny.key);
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.headers.get('ratelimit-remaining'), '0', '10 requests of cost, counted as the 5 of the quota');
+    const next = await batchDelete({ ids: values.slice(0, 1) }, tiny.key);
+    assert.equal(next.status, 429);
+    assert.ok(Number(next.headers.get('retry-after')) <= 12, next.headers.get('retry-after') ?? '');
   });
 
   test('a read-only key is 403; a batch of 100 values counts as 10 requests of the quota', async () => {

@@ -12,6 +12,7 @@ import {
   importContacts,
   problemsCsv,
   readContactsCsv,
+  WorkspaceApiError,
   type ImportReport,
 } from '../../clients/typescript/src/index.js';
 
@@ -67,4 +68,16 @@ async function main(): Promise<void> {
   process.exitCode = invalid > 0 ? 1 : 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await main().catch((error: unknown) => {
+    // What went wrong, in one line: the service's refusal (a key without contacts:write, a reused
+    // --idempotency-key), a CSV that cannot be read, a file that is not there.
+    const text = error instanceof WorkspaceApiError || error instanceof SyntaxError ? String(error) : null;
+    const code = (error as NodeJS.ErrnoException).code;
+    process.stderr.write(`import failed: ${text ?? (code ? `${code}: ${(error as Error).message}` : String(error))}\n`);
+    if (error instanceof WorkspaceApiError && error.code === 'idempotency_key_reused') {
+      process.stderr.write('the file changed since that --idempotency-key was used: run with a new one\n');
+    }
+    process.exitCode = 2;
+  });
+}

@@ -255,27 +255,27 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /**
- * The ids of an --ids-file (`-`: standard input): one per line, blank lines and # comments
- * skipped. A line that is not a UUID is a usage error naming its line, before anything is deleted.
+ * The ids of an --ids-file (`-`: standard input): one per line; blank lines and what follows a #
+ * are skipped. A line that is not a UUID is refused, naming its line, before anything is deleted.
  */
 async function idsFrom(file: string): Promise<string[]> {
   const text =
     file === '-'
       ? await readStdin()
       : await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-          throw new UsageError(`--ids-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+          throw new OwnerError(`--ids-file ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
         });
   const ids: string[] = [];
   const bad: number[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
+    const line = raw.replace(/#.*$/, '').trim();
+    if (line === '') return;
     if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(line)) ids.push(line);
     else bad.push(i + 1);
   });
   if (bad.length > 0) {
     const lines = bad.slice(0, 10).join(', ') + (bad.length > 10 ? `, and ${bad.length - 10} more` : '');
-    throw new UsageError(`--ids-file ${file}: not a contact id (a UUID) on line ${lines}; nothing was deleted`);
+    throw new OwnerError(`--ids-file ${file}: not a contact id (a UUID) on line ${lines}; nothing was deleted.`);
   }
   return ids;
 }

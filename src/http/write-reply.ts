@@ -31,7 +31,7 @@ export async function idempotentWrite(
         key,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
-        params: request.params,
+        params: sameIdsInAnyCase(request),
         // A write without a body (a deletion) ignores a stray one, and so does its fingerprint.
         body: request.routeOptions.schema?.body === undefined ? null : request.body,
       },
@@ -59,4 +59,22 @@ export async function idempotentWrite(
   if (outcome.payload === undefined) return reply.send(outcome.body);
   // As bytes: Fastify would measure a string's length in a pass of its own before writing it.
   return reply.type('application/json; charset=utf-8').send(Buffer.from(outcome.payload));
+}
+
+/**
+ * The path's parameters with every UUID (a parameter the route declares with format uuid) in lower
+ * case: /contacts/{ID} and /contacts/{id} are one request. Other values, an external_id among them,
+ * keep their case: they are case-sensitive.
+ */
+function sameIdsInAnyCase(request: FastifyRequest): unknown {
+  const { params } = request;
+  const declared = (request.routeOptions.schema?.params as { properties?: Record<string, { format?: string }> })
+    ?.properties;
+  if (params === null || typeof params !== 'object' || !declared) return params;
+  return Object.fromEntries(
+    Object.entries(params).map(([name, value]) => [
+      name,
+      declared[name]?.format === 'uuid' && typeof value === 'string' ? value.toLowerCase() : value,
+    ]),
+  );
 }

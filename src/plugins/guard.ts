@@ -37,15 +37,17 @@ const BODY_BYTES_PER_REQUEST = 16 * 1024;
 /**
  * How many requests this one counts as against its key's rate limit: one, or more for a large body
  * (one per 16 KiB started: announced, or as received when it announced no length) or a batch (one
- * per `itemsPerRequest` items), whichever is more.
+ * per `itemsPerRequest` items), whichever is more; at most `quota`, the key's requests per minute.
  */
-function requestCost(request: FastifyRequest): number {
+function requestCost(request: FastifyRequest, quota: number): number {
   const bytes = bodyBytes(request);
   // A body over the route's limit is refused (413) before it is read: it costs nothing to read.
   const byBytes = bytes > request.routeOptions.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);
   const perItems = request.routeOptions.config.itemsPerRequest;
   const byItems = perItems ? Math.ceil(batchValues(request.body) / perItems) : 1;
-  return Math.max(1, byBytes, byItems);
+  // Never more than the key's whole quota: a request that costs it all passes once the quota is
+  // full again (its Retry-After holds), where a larger cost could never pass.
+  return Math.min(quota, Math.max(1, byBytes, byItems));
 }
 
 /** How many values a batch body carries: the lengths of its arrays (items; ids and external_ids). */
@@ -190,7 +192,7 @@ export default fp<GuardOptions>(
 
       // Counted per key lineage: a rotated key and its successor share one quota. A body that
       // announces its length is counted by it now, before it is read.
-      const cost = requestCost(request);
+      const cost = requestCost(request, principal.rateLimitPerMinute);
       const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, cost);
       charged.set(request, cost);
       applyRateLimitHeaders(reply, d);
@@ -227,7 +229,7 @@ export default fp<GuardOptions>(
       const principal = request.principal;
       const already = charged.get(request);
       if (!principal || already === undefined) return null;
-      const extra = requestCost(request) - already;
+      const extra = requestCost(request, principal.rateLimitPerMinute) - already;
       if (extra <= 0) return null;
       charged.set(request, already + extra);
       const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, extra);

@@ -134,6 +134,11 @@ export default fp<RequestConventionsOptions>(
     const parseJson = app.getDefaultJsonParser('error', 'error');
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
       recordBodyBytes(request, body.length);
+      // A write without a body (a deletion) sent by a client that labels every request as JSON.
+      if (body.length === 0 && request.routeOptions.schema?.body === undefined) {
+        done(null, undefined);
+        return;
+      }
       if (!isUtf8(body)) {
         done(new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.' }), undefined);
         return;

@@ -147,6 +147,8 @@ class DeleteTest(unittest.TestCase):
         self.assertEqual([r["external_id"] for r in results[60:]], external_ids)
         left = [c for c in self.client.v2.iter_contacts() if c["external_id"] in {i["external_id"] for i in items}]
         self.assertEqual(left, [])
+        with self.assertRaisesRegex(ValueError, "each value may be sent once"):
+            self.writer.v2.batch_delete_contacts(ids=[ids[0], ids[0].upper()])
 
 
 class LookupTest(unittest.TestCase):

@@ -78,3 +78,19 @@ class ImportTest(unittest.TestCase):
         self.assertEqual(report.counts, {"created": 199, "updated": 0, "unchanged": 0, "invalid": 2})
         again = self.writer.v2.import_contacts(rows)
         self.assertEqual(again.counts, {"created": 0, "updated": 0, "unchanged": 199, "invalid": 2})
+
+    def test_every_row_of_a_chunk_invalid_each_with_its_problems(self) -> None:
+        r = uuid.uuid4().hex[:8]
+        rows = [{"external_id": f"nt-{r}-{i}", "name": f"N {i}", "notes": "vip"} for i in range(130)]
+        report = self.writer.v2.import_contacts(rows)
+        self.assertEqual(len(report.rows), 130)
+        self.assertEqual([p.row for p in report.problems], list(range(130)))
+        self.assertTrue(all([e["field"] for e in p.errors] == ["notes"] for p in report.problems))
+        self.assertEqual(report.problems[5].external_id, f"nt-{r}-5")
+
+    def test_csv_values_trimmed_and_an_open_quote_refused(self) -> None:
+        rows, lines = read_contacts_csv('external_id,email\n a , " ana@example.com "\nb,z\n')
+        self.assertEqual(rows, [{"external_id": "a", "email": "ana@example.com"}, {"external_id": "b", "email": "z"}])
+        self.assertEqual(lines, [2, 3])
+        with self.assertRaisesRegex(ValueError, "line 2"):
+            read_contacts_csv('external_id,name\nun-1,"Ana,ana@example.com\nun-2,Bo\n')

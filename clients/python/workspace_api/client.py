@@ -672,18 +672,43 @@ class V2Api(_Version):
 
         Each request has its own ``Idempotency-Key``: a random one, or ``f"{idempotency_key}:{n}"``
         for the n-th request when ``idempotency_key`` is given, so a rerun replays the requests
-        already made. A failing request raises; the requests before it stay done.
+        already made. A value given twice raises ``ValueError`` before anything is sent. A failing
+        request raises its ``ApiError``, with ``batch_offset`` (the place among the values, ids
+        first, of its first value) and ``batch_results`` (the results so far): the requests before
+        it stay done.
         """
-        values: List[Tuple[str, str]] = [("ids", v) for v in ids] + [("external_ids", v) for v in external_ids]
+        values: List[Tuple[str, str]] = [("ids", v.lower()) for v in ids] + [("external_ids", v) for v in external_ids]
+        repeated = [
+            f"{name[:-1]} {value!r} at {', '.join(map(str, at))}"
+            for name in ("ids", "external_ids")
+            for value, at in repeated_values([v for n, v in values if n == name]).items()
+        ]
+        if repeated:
+            raise ValueError(f"each value may be sent once: {'; '.join(repeated)}")
         results: List[ContactDeleteResult] = []
         for number, offset in enumerate(range(0, len(values), BATCH_UPSERT_MAX_ITEMS)):
             body: Dict[str, List[str]] = {}
             for name, value in values[offset : offset + BATCH_UPSERT_MAX_ITEMS]:
                 body.setdefault(name, []).append(value)
             key = f"{idempotency_key}:{number}" if idempotency_key is not None else None
-            response: Response[List[ContactDeleteResult]] = self._write("POST", "/contacts/batch/delete", body, key)
+            try:
+                response: Response[List[ContactDeleteResult]] = self._write(
+                    "POST", "/contacts/batch/delete", body, key
+                )
+            except ApiError as error:
+                error.batch_offset = offset
+                error.batch_results = list(results)
+                raise
             results.extend(response.data)
         return results
+
+
+def repeated_values(values: Iterable[str]) -> Dict[str, List[int]]:
+    """Every value of ``values`` given more than once, with all its places."""
+    places: Dict[str, List[int]] = {}
+    for index, value in enumerate(values):
+        places.setdefault(value, []).append(index)
+    return {value: at for value, at in places.items() if len(at) > 1}
 
 
 def repeated_external_ids(items: Iterable[Mapping[str, Any]]) -> Dict[str, List[int]]:

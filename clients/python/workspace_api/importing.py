@@ -86,9 +86,13 @@ def import_contacts(
             ],
         )
 
-    for number, start in enumerate(range(0, len(sendable), CHUNK)):
-        chunk = sendable[start : start + CHUNK]
-        key = f"{idempotency_key}:{number}" if idempotency_key is not None else None
+    # Requests to send: the rows of each chunk, and its Idempotency-Key.
+    queue: List[Tuple[List[int], Optional[str]]] = [
+        (sendable[start : start + CHUNK], f"{idempotency_key}:{number}" if idempotency_key is not None else None)
+        for number, start in enumerate(range(0, len(sendable), CHUNK))
+    ]
+    while queue:
+        chunk, key = queue.pop(0)
         entries: List[Tuple[int, Dict[str, Any]]]
         try:
             response = api._write(
@@ -96,11 +100,17 @@ def import_contacts(
             )
             entries = list(enumerate(response.data))
         except ValidationError as error:
-            # No row of the chunk was valid: the 422 names each in details["items"].
+            # No row of the chunk was valid: the 422 names its bad items in details["items"], as many
+            # as an error answer may hold (details["more_items"] counts the others). Those others are
+            # all invalid too, and are sent again on their own to learn their problems.
             items = error.details.get("items")
-            if not isinstance(items, list):
+            if not isinstance(items, list) or not items:
                 raise
             entries = [(item["index"], {**item, "result": "invalid", "external_id": None}) for item in items]
+            named = {item["index"] for item in items}
+            rest = [row for index, row in enumerate(chunk) if index not in named]
+            if rest:
+                queue.insert(0, (rest, f"{key}.rest" if key is not None else None))
         for index, entry in entries:
             row = chunk[index]
             sent = rows[row].get("external_id")
@@ -118,10 +128,12 @@ def import_contacts(
 
 def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
     """Reads CSV (text, or a file opened with ``newline=""``) into rows keyed by the header's names,
-    and the line each row starts on (1 is the header). An empty field is left out of its row (an
-    import does not clear a property it has no value for); blank lines are skipped."""
+    and the line each row starts on (1 is the header). Values are trimmed, and an empty one is left
+    out of its row (an import does not clear a property it has no value for); blank lines are
+    skipped. Malformed CSV — a quoted field left open, which would swallow the rest of the file — is
+    a ``ValueError`` naming the line its record starts on."""
     text = source if isinstance(source, str) else source.read()
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), strict=True, skipinitialspace=True)
     header: Optional[List[str]] = None
     rows: List[Dict[str, str]] = []
     lines: List[int] = []
@@ -131,12 +143,14 @@ def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
             record = next(reader)
         except StopIteration:
             break
+        except csv.Error as error:
+            raise ValueError(f"line {start}: {error} (is a quoted field not closed?)") from None
         if not record or record == [""]:
             continue
         if header is None:
             header = [name.strip() for name in record]
             continue
-        rows.append({name: value for name, value in zip(header, record) if value != ""})
+        rows.append({name: value.strip() for name, value in zip(header, record) if value.strip() != ""})
         lines.append(start)
     return rows, lines
 

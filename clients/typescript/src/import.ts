@@ -92,9 +92,14 @@ export async function importContacts(
     };
   });
 
+  // Requests to send: the rows of each chunk, and its Idempotency-Key.
+  const queue: { chunk: number[]; key: string | undefined }[] = [];
   for (let start = 0, n = 0; start < sendable.length; start += BATCH_MAX_ITEMS, n++) {
-    const chunk = sendable.slice(start, start + BATCH_MAX_ITEMS);
     const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${n}`;
+    queue.push({ chunk: sendable.slice(start, start + BATCH_MAX_ITEMS), key });
+  }
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const { chunk, key } = next;
     let entries: { index: number; entry: Record<string, unknown> }[];
     try {
       const answer = await unwrap(
@@ -106,14 +111,20 @@ export async function importContacts(
       );
       entries = answer.data.map((entry, index) => ({ index, entry }));
     } catch (error) {
-      // No item of the chunk was valid: the 422 names each in details.items.
+      // No item of the chunk was valid: the 422 names its bad items in details.items, as many as an
+      // error answer may hold (details.more_items counts the others). Those others are all invalid
+      // too, and are sent again on their own to learn their problems; nothing of them is written.
       const items =
         error instanceof WorkspaceApiError && error.code === 'validation_failed' ? error.details?.items : undefined;
-      if (!Array.isArray(items)) throw error;
-      entries = (items as { index: number; errors: RowProblem[]; more_errors?: number }[]).map((item) => ({
+      if (!Array.isArray(items) || items.length === 0) throw error;
+      const listed = items as { index: number; errors: RowProblem[]; more_errors?: number }[];
+      entries = listed.map((item) => ({
         index: item.index,
         entry: { result: 'invalid', ...item, external_id: externalIdOf(rows[chunk[item.index]!]) },
       }));
+      const named = new Set(listed.map((item) => item.index));
+      const rest = chunk.filter((_, index) => !named.has(index));
+      if (rest.length > 0) queue.unshift({ chunk: rest, key: key === undefined ? undefined : `${key}.rest` });
     }
     for (const { index, entry } of entries) {
       const row = chunk[index]!;
@@ -149,8 +160,10 @@ function externalIdOf(row: Record<string, unknown> | undefined): string | null {
 /**
  * Reads CSV text (RFC 4180: a header line, fields optionally in double quotes, "" for a quote
  * inside them, line breaks inside quoted fields) into rows keyed by the header's names, with the
- * line each row starts on. An empty field is left out of its row (an import does not clear a
- * property it has no value for); blank lines are skipped.
+ * line each row starts on. Values are trimmed, and an empty one is left out of its row (an import
+ * does not clear a property it has no value for); blank lines are skipped. A quoted field left open
+ * at the end is a SyntaxError naming the line it opened on: the rest of the file would otherwise
+ * become its value.
  */
 export function readContactsCsv(text: string): CsvRows {
   const records: { fields: string[]; line: number }[] = [];
@@ -159,6 +172,7 @@ export function readContactsCsv(text: string): CsvRows {
   let quoted = false;
   let line = 1;
   let recordLine = 1;
+  let quoteLine = 1;
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const endRecord = () => {
     fields.push(field);
@@ -174,11 +188,15 @@ export function readContactsCsv(text: string): CsvRows {
         i++;
       } else if (c === '"') quoted = false;
       else {
-        if (c === '\n') line++;
+        // A line break inside quotes: \n, \r\n (counted at its \n) or a lone \r.
+        if (c === '\n' || (c === '\r' && source[i + 1] !== '\n')) line++;
         field += c;
       }
-    } else if (c === '"' && field === '') quoted = true;
-    else if (c === ',') {
+    } else if (c === '"' && field.trim() === '') {
+      quoted = true;
+      quoteLine = line;
+      field = '';
+    } else if (c === ',') {
       fields.push(field);
       field = '';
     } else if (c === '\n' || c === '\r') {
@@ -188,13 +206,19 @@ export function readContactsCsv(text: string): CsvRows {
       recordLine = line;
     } else field += c;
   }
+  if (quoted) throw new SyntaxError(`line ${quoteLine}: a quoted field is not closed (a " is missing)`);
   if (field !== '' || fields.length > 0) endRecord();
   const [header, ...body] = records;
   if (!header) return { rows: [], lines: [] };
   const names = header.fields.map((name) => name.trim());
   return {
     rows: body.map(({ fields: values }) =>
-      Object.fromEntries(names.flatMap((name, i) => (values[i] ? [[name, values[i]]] : []))),
+      Object.fromEntries(
+        names.flatMap((name, i) => {
+          const value = values[i]?.trim();
+          return value ? [[name, value]] : [];
+        }),
+      ),
     ),
     lines: body.map((r) => r.line),
   };

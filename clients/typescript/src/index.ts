@@ -695,12 +695,39 @@ export async function batchUpsertContacts(
 }
 
 /**
+ * A deletion of many contacts that stopped at one of its requests: the requests before it are done
+ * (`done`: their results, for the values before `offset`).
+ */
+export class BatchDeleteError extends Error {
+  override readonly name = 'BatchDeleteError';
+  /** index, among the values (ids first, then external ids), of the first value of the failed request */
+  readonly offset: number;
+  readonly done: ContactDeleteResult[];
+  override readonly cause: WorkspaceApiError;
+
+  constructor(cause: WorkspaceApiError, offset: number, done: ContactDeleteResult[]) {
+    super(`values from ${offset}: ${cause.toString()} (the ${offset} before are done)`);
+    this.cause = cause;
+    this.offset = offset;
+    this.done = done;
+  }
+}
+
+/** Every value of `values` given more than once, with its places. */
+function repeatedValues(values: readonly string[]): string[] {
+  const places = new Map<string, number[]>();
+  values.forEach((v, i) => places.set(v, [...(places.get(v) ?? []), i]));
+  return [...places].filter(([, at]) => at.length > 1).map(([v, at]) => `${JSON.stringify(v)} at ${at.join(', ')}`);
+}
+
+/**
  * Deletes any number of contacts by id and by external id, 100 values per request (the ids first,
  * then the external ids, in order), and returns one result per value in that order: deleted, or
  * not_found when the workspace had no such contact (never had it, or it is gone already — a sync
  * pushing its deletions may count both as done). Each request carries its own Idempotency-Key:
  * `${idempotencyKey}:${n}` for the n-th request when one is given, so a rerun replays the requests
- * already made. A request failing stops the call; the requests before it stay done.
+ * already made. A value given twice is refused before anything is sent (RangeError). A request
+ * failing stops the call with a BatchDeleteError: the requests before it stay done.
  */
 export async function deleteContacts(
   v2: V2Client,
@@ -708,9 +735,14 @@ export async function deleteContacts(
   options: { idempotencyKey?: string; signal?: AbortSignal } = {},
 ): Promise<ContactDeleteResult[]> {
   const values = [
-    ...(targets.ids ?? []).map((id) => ({ id })),
+    ...(targets.ids ?? []).map((id) => ({ id: id.toLowerCase() })),
     ...(targets.externalIds ?? []).map((externalId) => ({ externalId })),
   ];
+  const repeated = [
+    ...repeatedValues((targets.ids ?? []).map((id) => id.toLowerCase())).map((r) => `id ${r}`),
+    ...repeatedValues(targets.externalIds ?? []).map((r) => `external_id ${r}`),
+  ];
+  if (repeated.length > 0) throw new RangeError(`each value may be sent once: ${repeated.join('; ')}`);
   const results: ContactDeleteResult[] = [];
   for (let offset = 0; offset < values.length; offset += BATCH_MAX_ITEMS) {
     const chunk = values.slice(offset, offset + BATCH_MAX_ITEMS);
@@ -718,16 +750,22 @@ export async function deleteContacts(
     const externalIds = chunk.flatMap((v) => ('externalId' in v ? [v.externalId] : []));
     const key =
       options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${offset / BATCH_MAX_ITEMS}`;
-    const data = await unwrap(
-      v2.POST('/v2/contacts/batch/delete', {
-        body: {
-          ...(ids.length > 0 ? { ids } : {}),
-          ...(externalIds.length > 0 ? { external_ids: externalIds } : {}),
-        } as Schemas['ContactBatchDelete'],
-        ...(key === undefined ? {} : { params: { header: { 'Idempotency-Key': key } } }),
-        ...(options.signal ? { signal: options.signal } : {}),
-      }),
-    );
+    let data;
+    try {
+      data = await unwrap(
+        v2.POST('/v2/contacts/batch/delete', {
+          body: {
+            ...(ids.length > 0 ? { ids } : {}),
+            ...(externalIds.length > 0 ? { external_ids: externalIds } : {}),
+          } as Schemas['ContactBatchDelete'],
+          ...(key === undefined ? {} : { params: { header: { 'Idempotency-Key': key } } }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      );
+    } catch (error) {
+      if (error instanceof WorkspaceApiError) throw new BatchDeleteError(error, offset, results);
+      throw error;
+    }
     results.push(...data.data);
   }
   return results;

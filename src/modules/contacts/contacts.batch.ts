@@ -2,9 +2,17 @@
 // (the default), any problem refuses the batch with the 422 of them all; partial, the problems stay
 // with their items and the valid ones are written. Either way every item is checked against the
 // same schema and rules, and the problems are worded as the 422 of a body words them.
-import { clipName, PROBLEM_LIMITS, ProblemReport, nulCharacterProblems, type ApiError } from '../../shared/errors.js';
+import {
+  clipName,
+  PROBLEM_LIMITS,
+  ProblemReport,
+  nulCharacterProblems,
+  validationFailed,
+  type ApiError,
+} from '../../shared/errors.js';
 import type { BodyProblem } from '../../shared/errors.js';
-import type { BatchMode, ContactBatchInvalidT, ContactBatchItemT } from './contacts.schemas.js';
+import { BATCH_DELETE_MAX } from './contacts.schemas.js';
+import type { BatchMode, ContactBatchDeleteT, ContactBatchInvalidT, ContactBatchItemT } from './contacts.schemas.js';
 
 /** An item's problems as a batch's 422 lists them (details.items). */
 interface ItemProblems {
@@ -127,4 +135,40 @@ function batchRefusal(problems: ReadonlyMap<number, { errors: BodyProblem[] }>):
       report.add(field === null ? `items/${index}` : `items/${index}/${field}`, message);
   }
   return report.toError();
+}
+
+/**
+ * The contacts a batch delete names: its ids (in lower case: a UUID in either case names one
+ * contact) and external ids. Refused with a 422 when it names none, more than BATCH_DELETE_MAX in
+ * all, or one value twice in a list (every such value named with its places).
+ */
+export function deletionTargets(body: ContactBatchDeleteT): { ids: string[]; externalIds: string[] } {
+  const ids = (body.ids ?? []).map((id) => id.toLowerCase());
+  const externalIds = body.external_ids ?? [];
+  const problems: BodyProblem[] = [];
+  const total = ids.length + externalIds.length;
+  if (total === 0)
+    problems.push({ field: null, message: 'The body names no contact: give ids, external_ids or both.' });
+  if (total > BATCH_DELETE_MAX) {
+    problems.push({
+      field: null,
+      message: `The body names ${total} contacts (ids and external_ids together); at most ${BATCH_DELETE_MAX} may be deleted in one request.`,
+    });
+  }
+  for (const [field, values] of [
+    ['ids', ids],
+    ['external_ids', externalIds],
+  ] as const) {
+    const places = new Map<string, number[]>();
+    values.forEach((value, index) => places.set(value, [...(places.get(value) ?? []), index]));
+    for (const [value, at] of places) {
+      if (at.length < 2) continue;
+      problems.push({
+        field,
+        message: `${clipName(value)} is sent ${at.length} times (${field} ${at.slice(0, 10).join(', ')}${at.length > 10 ? ', …' : ''}); each value may be sent once`,
+      });
+    }
+  }
+  if (problems.length > 0) throw validationFailed(problems);
+  return { ids, externalIds };
 }

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound, validationFailed, type ApiError } from '../../shared/errors.js';
+import { notFound, type ApiError } from '../../shared/errors.js';
 import { principalOf } from '../../http/principal.js';
 import { getOne, getOperation, listOperation, listPage } from '../../http/resource-routes.js';
 import { readResponses, writeResponses } from '../../http/responses.js';
@@ -37,7 +37,7 @@ import {
   ExternalIdParams,
 } from './contacts.schemas.js';
 import { RESOURCES } from '../resources.js';
-import { sortBatch, type BatchChecks, type SortedBatch } from './contacts.batch.js';
+import { deletionTargets, sortBatch, type BatchChecks, type SortedBatch } from './contacts.batch.js';
 import { compileBody } from '../../http/validators.js';
 
 const tags = ['Contacts'];
@@ -321,15 +321,7 @@ export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (
       },
     },
     async (request, reply) => {
-      const { ids = [], external_ids: externalIds = [] } = request.body;
-      if (ids.length + externalIds.length > BATCH_DELETE_MAX) {
-        throw validationFailed([
-          {
-            field: null,
-            message: `The body names ${ids.length + externalIds.length} contacts (ids and external_ids together); at most ${BATCH_DELETE_MAX} may be deleted in one request.`,
-          },
-        ]);
-      }
+      const { ids, externalIds } = deletionTargets(request.body);
       return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
         const deleted = await contactsRepository.delete(tx, workspaceId, ids, externalIds);
         const byId = new Map(deleted.map((c) => [c.id, c]));

@@ -340,18 +340,14 @@ export const ContactBatchDelete = Type.Object(
       Type.Array(
         { ...Uuid, description: 'Id of a contact to delete.' },
         {
-          minItems: 1,
           maxItems: BATCH_DELETE_MAX,
-          uniqueItems: true,
-          description: 'Contacts to delete, by id; each at most once.',
+          description: 'Contacts to delete, by id (in either case); each at most once.',
         },
       ),
     ),
     external_ids: Type.Optional(
       Type.Array(externalIdValue('external_id of a contact to delete.'), {
-        minItems: 1,
         maxItems: BATCH_DELETE_MAX,
-        uniqueItems: true,
         description: 'Contacts to delete, by external_id; each at most once.',
       }),
     ),
@@ -359,7 +355,7 @@ export const ContactBatchDelete = Type.Object(
   {
     additionalProperties: false,
     title: 'ContactBatchDelete',
-    description: `ids, external_ids or both: ${BATCH_DELETE_MAX} values at most in all.`,
+    description: `ids, external_ids or both: 1 to ${BATCH_DELETE_MAX} values in all, each at most once in its list.`,
     allOf: [carriesOneOf(['ids', 'external_ids'], 'The body must carry ids or external_ids.')],
   },
 );

@@ -727,11 +727,11 @@ export interface components {
       /** Format: int32 */
       updated: number;
     };
-    /** @description ids, external_ids or both: 100 values at most in all. */
+    /** @description ids, external_ids or both: 1 to 100 values in all, each at most once in its list. */
     ContactBatchDelete: {
       /** @description Contacts to delete, by external_id; each at most once. */
       external_ids?: string[];
-      /** @description Contacts to delete, by id; each at most once. */
+      /** @description Contacts to delete, by id (in either case); each at most once. */
       ids?: string[];
     } & (
       | {
@@ -2463,7 +2463,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description ids, external_ids or both: 100 values at most in all. */
+    /** @description ids, external_ids or both: 1 to 100 values in all, each at most once in its list. */
     requestBody: {
       content: {
         'application/json': components['schemas']['ContactBatchDelete'];
