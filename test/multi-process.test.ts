@@ -220,6 +220,96 @@ async function parallelWritesOfDifferentProperties(servers: ServerProcess[]): Pr
 }
 
 /**
+ * 8 overlapping partial batches, each with one invalid item in a different place, sent at once to
+ * `servers` in turn: all 207, no deadlock, only the valid items written, each once.
+ */
+async function overlappingPartialBatches(processes: ServerProcess[]): Promise<void> {
+  const servers = Array.from({ length: 8 }, (_, n) => processes[n % processes.length]!);
+  const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+  const pool = Array.from({ length: 60 }, (_, i) => `partial-${i}-${randomUUID().slice(0, 6)}`);
+  const refused = Array.from({ length: 8 }, (_, i) => `refused-${i}-${randomUUID().slice(0, 6)}`);
+  const deadlocksBefore = await deadlocksSoFar(db);
+  const answers = await Promise.all(
+    servers.map((server, n) => {
+      const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
+      const items: unknown[] = ids.map((external_id) => ({ external_id, origin: `partial-${n}` }));
+      // An invalid item among the valid ones, in a different place in each batch.
+      items.splice(n * 5, 0, { external_id: refused[n], email: 'not an e-mail' });
+      return call(server, 'POST', '/v2/contacts/batch/upsert', key, { mode: 'partial', items }, idem());
+    }),
+  );
+  for (const r of answers) {
+    assert.equal(r.status, 207, r.text);
+    assert.equal(r.json.counts.invalid, 1);
+  }
+  await sleep(1_500);
+  assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
+  const { rows } = await db.query<{ external_id: string; n: number }>(
+    `SELECT external_id, count(*)::int AS n FROM contacts
+      WHERE workspace_id = $1 AND (external_id = ANY($2::text[]) OR external_id = ANY($3::text[]))
+      GROUP BY external_id`,
+    [workspaceId, pool, refused],
+  );
+  assert.ok(rows.every((r) => r.n === 1 && r.external_id.startsWith('partial-')));
+  const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
+  assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+}
+
+/**
+ * 8 overlapping batch deletes and 8 single deletes sent at once to `servers` in turn, with a
+ * write-only key: each contact deleted once, by one request, no deadlock.
+ */
+async function overlappingDeletions(processes: ServerProcess[]): Promise<void> {
+  const servers = Array.from({ length: 8 }, (_, n) => processes[n % processes.length]!);
+  const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
+  const pool = Array.from({ length: 60 }, (_, i) => `doomed-${i}-${randomUUID().slice(0, 6)}`);
+  const made = await call(
+    processes[0]!,
+    'POST',
+    '/v2/contacts/batch/upsert',
+    key,
+    {
+      items: pool.map((external_id) => ({ external_id, name: 'Doomed' })),
+    },
+    idem(),
+  );
+  assert.equal(made.status, 200, made.text);
+  const deadlocksBefore = await deadlocksSoFar(db);
+  const shuffled = () => [...pool].sort(() => Math.random() - 0.5);
+  const [batches, singles] = await Promise.all([
+    Promise.all(
+      servers.map((server) =>
+        call(server, 'POST', '/v2/contacts/batch/delete', key, { external_ids: shuffled().slice(0, 25) }, idem()),
+      ),
+    ),
+    Promise.all(
+      servers.map((server, n) =>
+        call(server, 'DELETE', `/v2/contacts/external/${shuffled()[n]}`, key, undefined, idem()),
+      ),
+    ),
+  ]);
+  for (const r of batches) assert.equal(r.status, 200, r.text);
+  for (const r of singles) assert.ok(r.status === 204 || r.status === 404, r.text);
+  await sleep(1_500);
+  assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
+  const deletedByBatches = batches.flatMap((r) =>
+    r.json.data.filter((x: { result: string }) => x.result === 'deleted').map((x: { id: string }) => x.id),
+  );
+  assert.equal(new Set(deletedByBatches).size, deletedByBatches.length, 'no contact deleted by two batches');
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])',
+    [workspaceId, pool],
+  );
+  const deletions = deletedByBatches.length + singles.filter((r) => r.status === 204).length;
+  assert.equal(rows[0]!.n, pool.length - deletions, 'every deletion answered removed one contact');
+  const tombstones = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM events WHERE workspace_id = $1 AND type = 'contact.deleted'`,
+    [workspaceId],
+  );
+  assert.equal(tombstones.rows[0]!.n, deletions, 'one contact.deleted per deletion');
+}
+
+/**
  * A writer outside the API (the product itself) changes two contacts in two steps without locking
  * them first: it takes the workspace's clock with the first and then waits for the second, which
  * API writes on `servers` have locked while they wait for the clock. PostgreSQL aborts the API's
@@ -419,6 +509,14 @@ describeOrSkip(withoutPostgresAndRedis, 'two server processes sharing PostgreSQL
     await parallelUpsertsOfOneNewId([a, b]);
   });
 
+  test('8 overlapping partial batches with invalid items over both processes: all 207, no deadlock, only the valid items written', async () => {
+    await overlappingPartialBatches([a, b]);
+  });
+
+  test('8 overlapping batch deletes and 8 single deletes over both processes: each contact deleted once, no deadlock', async () => {
+    await overlappingDeletions([a, b]);
+  });
+
   test('parallel writes of different properties of one contact over both processes keep every change', async () => {
     await parallelWritesOfDifferentProperties([a, b]);
   });
@@ -592,85 +690,11 @@ describeOrSkip(
     });
 
     test('8 overlapping partial batches with invalid items over every process: all 207, no deadlock, only the valid items written, each once', async () => {
-      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
-      const pool = Array.from({ length: 60 }, (_, i) => `partial-${i}-${randomUUID().slice(0, 6)}`);
-      const refused = Array.from({ length: 8 }, (_, i) => `refused-${i}-${randomUUID().slice(0, 6)}`);
-      const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
-      const deadlocksBefore = await deadlocksSoFar(db);
-      const answers = await Promise.all(
-        servers.map((server, n) => {
-          const ids = [...pool].sort(() => Math.random() - 0.5).slice(0, 40);
-          const items: unknown[] = ids.map((external_id) => ({ external_id, origin: `partial-${n}` }));
-          // An invalid item among the valid ones, in a different place in each batch.
-          items.splice(n * 5, 0, { external_id: refused[n], email: 'not an e-mail' });
-          return call(server, 'POST', '/v2/contacts/batch/upsert', key, { mode: 'partial', items }, idem());
-        }),
-      );
-      for (const r of answers) {
-        assert.equal(r.status, 207, r.text);
-        assert.equal(r.json.counts.invalid, 1);
-      }
-      await sleep(1_500);
-      assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
-      const { rows } = await db.query<{ external_id: string; n: number }>(
-        `SELECT external_id, count(*)::int AS n FROM contacts
-        WHERE workspace_id = $1 AND (external_id = ANY($2::text[]) OR external_id = ANY($3::text[]))
-        GROUP BY external_id`,
-        [workspaceId, pool, refused],
-      );
-      assert.ok(rows.every((r) => r.n === 1 && r.external_id.startsWith('partial-')));
-      const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
-      assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+      await overlappingPartialBatches([cluster, single]);
     });
 
     test('8 overlapping batch deletes and 8 single deletes over every process, for a write-only key: each contact deleted once, no deadlock', async () => {
-      const { key, workspaceId } = await newKey({ scopes: ['contacts:write'] });
-      const pool = Array.from({ length: 60 }, (_, i) => `doomed-${i}-${randomUUID().slice(0, 6)}`);
-      const made = await call(
-        cluster,
-        'POST',
-        '/v2/contacts/batch/upsert',
-        key,
-        {
-          items: pool.map((external_id) => ({ external_id, name: 'Doomed' })),
-        },
-        idem(),
-      );
-      assert.equal(made.status, 200, made.text);
-      const servers = [cluster, single, cluster, single, cluster, single, cluster, single];
-      const deadlocksBefore = await deadlocksSoFar(db);
-      const shuffled = () => [...pool].sort(() => Math.random() - 0.5);
-      const [batches, singles] = await Promise.all([
-        Promise.all(
-          servers.map((server) =>
-            call(server, 'POST', '/v2/contacts/batch/delete', key, { external_ids: shuffled().slice(0, 25) }, idem()),
-          ),
-        ),
-        Promise.all(
-          servers.map((server, n) =>
-            call(server, 'DELETE', `/v2/contacts/external/${shuffled()[n]}`, key, undefined, idem()),
-          ),
-        ),
-      ]);
-      for (const r of batches) assert.equal(r.status, 200, r.text);
-      for (const r of singles) assert.ok(r.status === 204 || r.status === 404, r.text);
-      await sleep(1_500);
-      assert.equal(await deadlocksSoFar(db), deadlocksBefore, 'deadlocks detected by PostgreSQL');
-      const deletedByBatches = batches.flatMap((r) =>
-        r.json.data.filter((x: { result: string }) => x.result === 'deleted').map((x: { id: string }) => x.id),
-      );
-      assert.equal(new Set(deletedByBatches).size, deletedByBatches.length, 'no contact deleted by two batches');
-      const { rows } = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])',
-        [workspaceId, pool],
-      );
-      const deletions = deletedByBatches.length + singles.filter((r) => r.status === 204).length;
-      assert.equal(rows[0]!.n, pool.length - deletions, 'every deletion answered removed one contact');
-      const tombstones = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM events WHERE workspace_id = $1 AND type = 'contact.deleted'`,
-        [workspaceId],
-      );
-      assert.equal(tombstones.rows[0]!.n, deletions, 'one contact.deleted per deletion');
+      await overlappingDeletions([cluster, single]);
     });
 
     test('the feed reads the same bytes from every process, its data as GET writes it, for a key of the feed and contacts only', async () => {

@@ -137,7 +137,10 @@ describe('index use', () => {
       );
       assert.equal(statements.length, 1, `one page statement for ${c.path}`);
       const text = await plan(statements[0]!.sql, statements[0]!.params);
-      if (!new RegExp(`Index (Only )?Scan using ${c.index}`).test(text) || /Seq Scan|contacts_sync/.test(text))
+      if (
+        !new RegExp(`(Index (Only )?Scan using|Bitmap Index Scan on) ${c.index}\\b`).test(text) ||
+        /Seq Scan|contacts_sync/.test(text)
+      )
         problems.push(`${c.path.slice(0, 60)}:\n${text}`);
     }
     assert.deepEqual(problems, []);
