@@ -119,10 +119,6 @@ describe('GET /v2/contacts lookups', () => {
     assert.equal(tooMany.status, 400);
     assert.equal(tooMany.json.error.code, 'invalid_query_parameter');
     assert.equal(tooMany.json.error.details.parameter, 'external_id');
-    assert.equal(
-      tooMany.json.error.message,
-      'external_id must be 1 to 100 external_id values, comma-separated, without empty ones.',
-    );
     assert.ok(tooMany.text.length < 2_000, `the error does not echo the values: ${tooMany.text.length} bytes`);
     for (const bad of ['', ',', 'a,,b', 'a,', '-a']) {
       const r = await list(`external_id=${encodeURIComponent(bad)}`);

@@ -157,14 +157,11 @@ export interface ParamSchema {
   pattern?: string;
   format?: string;
   enum?: unknown[];
-  /** the rule in words, where the schema's own keywords would say it as a regular expression */
-  'x-rule'?: string;
 }
 
 /** "limit must be an integer from 1 to 100", written from the parameter's own schema. */
 export function describeRule(name: string, schema: ParamSchema | undefined): string {
   if (!schema) return `${name} is invalid`;
-  if (schema['x-rule']) return `${name} must be ${schema['x-rule']}`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
   if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {
     return `${name} must be an integer from ${schema.minimum} to ${schema.maximum}`;
