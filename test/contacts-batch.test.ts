@@ -134,6 +134,40 @@ describe('batch upsert of contacts', () => {
     );
   });
 
+  test('created and updated items interleaved: one event each, in item order', async () => {
+    // Each run of created or updated items is a statement of its own, whose events are written at
+    // its end: in one statement, the updates' events would come before the creations'.
+    const stored = [ext(), ext(), ext()];
+    await batch(stored.map((id) => ({ external_id: id, name: 'stored' })));
+    const fresh = [ext(), ext(), ext()];
+    const start = await head();
+    const items = [
+      { external_id: fresh[0]!, name: 'new 0' },
+      { external_id: stored[0]!, name: 'changed 0' },
+      { external_id: stored[1]!, name: 'changed 1' },
+      { external_id: fresh[1]!, name: 'new 1' },
+      { external_id: stored[2]!, name: 'stored' },
+      { external_id: fresh[2]!, name: 'new 2' },
+    ];
+    const res = await batch(items);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.json.data.map((r: any) => r.result),
+      ['created', 'updated', 'updated', 'created', 'unchanged', 'created'],
+    );
+    const events = await eventsAfter(start);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.data.external_id, e.data.name]),
+      [
+        ['contact.created', fresh[0], 'new 0'],
+        ['contact.updated', stored[0], 'changed 0'],
+        ['contact.updated', stored[1], 'changed 1'],
+        ['contact.created', fresh[1], 'new 1'],
+        ['contact.created', fresh[2], 'new 2'],
+      ],
+    );
+  });
+
   test('a null clears a property; the contact reads back cleared', async () => {
     const id = ext();
     await batch([{ external_id: id, name: 'N', email: 'n@example.com' }]);

@@ -18,6 +18,7 @@ import { Workspace } from '../src/modules/workspaces/workspaces.schemas.js';
 import { Page } from '../src/shared/schemas.js';
 import { ODD, schemaText } from './schema-text.js';
 import { feedServer, fresh, INTERNAL, useFeedServer } from './events-support.js';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { contactBody, idem } from './harness.js';
 import { SAMPLE_ID, SAMPLE_TIME, sampleOf } from './samples.js';
 
@@ -159,6 +160,46 @@ describe('events as the store writes them', () => {
     assert.equal(page.status, 200, text);
     assert.ok(!text.includes(INTERNAL), text);
     assert.ok(text.includes('"data":{"id":"c-replica","name":"Bulk"}'), text);
+  });
+
+  test("the text the feed's triggers write with an event is the one its data gives, for every type and change", async () => {
+    const w = await fresh();
+    await ownerCommands.seed(feedServer().owner, {
+      workspaceId: w.id,
+      amounts: { contacts: 4, appointments: 3, catalogItems: 3, conversations: 2, automations: 2 },
+      internalMarker: INTERNAL,
+    });
+    const db = feedServer().db;
+    await db.query(`UPDATE workspaces SET name = $2 WHERE id = $1`, [w.id, ODD]);
+    for (const table of ['contacts', 'catalog_items', 'automations', 'pipeline_stages']) {
+      await db.query(`UPDATE ${table} SET name = $2 || name WHERE workspace_id = $1`, [w.id, '"\\\u2028é ']);
+    }
+    await db.query(`UPDATE appointments SET status = 'cancelled' WHERE workspace_id = $1`, [w.id]);
+    await db.query(`UPDATE messages SET text = $2 WHERE workspace_id = $1`, [w.id, ODD]);
+    await db.query(`UPDATE conversations SET status = 'closed' WHERE workspace_id = $1`, [w.id]);
+    await db.query(`DELETE FROM contacts WHERE id IN (SELECT id FROM contacts WHERE workspace_id = $1 LIMIT 2)`, [
+      w.id,
+    ]);
+    await db.query(`DELETE FROM catalog_items WHERE workspace_id = $1`, [w.id]);
+    await db.query(`DELETE FROM automations WHERE workspace_id = $1`, [w.id]);
+    await db.query(`DELETE FROM appointments WHERE workspace_id = $1`, [w.id]);
+    const { rows } = await db.query<{ type: string; same: boolean }>(
+      `SELECT type, feed_json = event_feed_json(type, resource_type, resource_id, occurred_at, request_id,
+                                                api_public_json(resource_type, data)) AS same
+         FROM events WHERE workspace_id = $1`,
+      [w.id],
+    );
+    const types = new Set(rows.map((r) => r.type));
+    for (const type of RESOURCE_TYPES) {
+      for (const change of type === 'workspace' ? ['created', 'updated'] : ['created', 'updated', 'deleted']) {
+        if (type === 'pipeline_stage' && change === 'deleted') continue; // the stages are the contacts' statuses
+        assert.ok(types.has(`${type}.${change}`), `${type}.${change} among ${[...types].join(', ')}`);
+      }
+    }
+    assert.deepEqual(
+      rows.filter((r) => !r.same),
+      [],
+    );
   });
 
   test('an erasure rewrites the text of every earlier event of the resource', async () => {

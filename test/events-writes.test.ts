@@ -529,6 +529,70 @@ describe('events of writes made outside the API', () => {
     assert.equal(rows[0]!.n, 0);
   });
 
+  test("one statement over many rows: an event per changed row, in the statement's order; none for internal changes; each workspace its own", async () => {
+    const [w, v] = [await fresh(), await fresh()];
+    const [startW, startV] = [await mark(w), await mark(v)];
+    const inserted = await feedServer().db.query<{ id: string; name: string }>(
+      `INSERT INTO contacts (workspace_id, name, notes)
+       SELECT $1, 'multi ' || g, $2 FROM generate_series(1, 6) g ORDER BY g DESC RETURNING id, name`,
+      [w.id, INTERNAL],
+    );
+    const ids = new Map(inserted.rows.map((r) => [r.name, r.id]));
+    // One UPDATE: two rows change a public property, two their notes only, two nothing.
+    const updated = await feedServer().db.query(
+      `UPDATE contacts SET notes = 'renoted ' || name,
+              status = CASE WHEN name IN ('multi 1', 'multi 3') THEN 'lost' ELSE status END
+        WHERE workspace_id = $1 AND name IN ('multi 1', 'multi 2', 'multi 3', 'multi 4')`,
+      [w.id],
+    );
+    assert.equal(updated.rowCount, 4);
+    // One DELETE spanning two workspaces.
+    const other = await sqlContact(v, 'other workspace');
+    const deleted = await feedServer().db.query('DELETE FROM contacts WHERE id = ANY($1::uuid[])', [
+      [ids.get('multi 1'), ids.get('multi 5'), other],
+    ]);
+    assert.equal(deleted.rowCount, 3);
+
+    const events = await since(w, startW);
+    assert.deepEqual(
+      events.slice(0, 6).map((e) => [e.type, e.data.name]),
+      [6, 5, 4, 3, 2, 1].map((n) => ['contact.created', [1, 5].includes(n) ? undefined : `multi ${n}`]),
+      'created in the order the statement inserted them; multi 1 and 5 erased since',
+    );
+    assert.deepEqual(
+      events.slice(0, 6).map((e) => e.resource_id),
+      [6, 5, 4, 3, 2, 1].map((n) => ids.get(`multi ${n}`)),
+    );
+    const rest = events.slice(6).map((e) => [e.type, e.resource_id]);
+    assert.equal(rest.length, 4, JSON.stringify(rest));
+    assert.deepEqual(
+      rest.slice(0, 2).sort(),
+      [
+        ['contact.updated', ids.get('multi 1')],
+        ['contact.updated', ids.get('multi 3')],
+      ].sort(),
+      'only the rows whose public properties changed',
+    );
+    assert.deepEqual(
+      rest.slice(2).sort(),
+      [
+        ['contact.deleted', ids.get('multi 1')],
+        ['contact.deleted', ids.get('multi 5')],
+      ].sort(),
+    );
+    assert.equal(
+      events.find((e) => e.resource_id === ids.get('multi 3') && e.type === 'contact.updated').data.status,
+      'lost',
+    );
+    assert.deepEqual(
+      (await since(v, startV)).map((e) => [e.type, e.resource_id, e.data]),
+      [
+        ['contact.created', other, { id: other, external_id: null }],
+        ['contact.deleted', other, { id: other, external_id: null }],
+      ],
+    );
+  });
+
   test('the events of one transaction keep their order', async () => {
     const w = await fresh();
     const start = await mark(w);

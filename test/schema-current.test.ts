@@ -74,8 +74,27 @@ async function databaseObjects(db: Database): Promise<string[]> {
  * the release had and the upgrade lost is a definition missing from db/code.
  */
 const RETIRED = [
-  // folded into write_feed_json, the trigger that writes events.feed_json
+  // The feed's and webhook delivery's row triggers, replaced by statement triggers that write a
+  // statement's events together (record_events, wake_for_new_events); and feed_event_json, folded
+  // into write_feed_json, the trigger that writes events.feed_json. Sorted.
+  'function emit_event',
   'function feed_event_json',
+  'function resource_changed',
+  'function wake_webhook_delivery',
+  'trigger appointments_events on appointments',
+  'trigger appointments_events_update on appointments',
+  'trigger automations_events on automations',
+  'trigger automations_events_update on automations',
+  'trigger catalog_items_events on catalog_items',
+  'trigger catalog_items_events_update on catalog_items',
+  'trigger contacts_events on contacts',
+  'trigger contacts_events_update on contacts',
+  'trigger conversations_events on conversations',
+  'trigger conversations_events_update on conversations',
+  'trigger messages_events on messages',
+  'trigger messages_events_update on messages',
+  'trigger pipeline_stages_events on pipeline_stages',
+  'trigger pipeline_stages_events_update on pipeline_stages',
 ];
 
 let fresh: { db: Database; drop(): Promise<void> };

@@ -3,18 +3,23 @@
 -- every process, so a committed change is delivered at once by whichever process is free instead
 -- of at the next poll. Workspaces without an endpoint send none; one transaction sends one per
 -- workspace, however many events it writes (identical notifications of a transaction are folded).
-CREATE OR REPLACE FUNCTION wake_webhook_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION wake_for_new_events() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_TABLE_NAME = 'webhook_endpoints'
-     OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = NEW.workspace_id) THEN
-    PERFORM pg_notify('webhook_work', NEW.workspace_id::text);
-  END IF;
+  PERFORM pg_notify('webhook_work', e.workspace_id::text)
+     FROM (SELECT DISTINCT n.workspace_id FROM new_events n) e
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = e.workspace_id);
   RETURN NULL;
 END $$;
 
--- a new event of the feed
-CREATE OR REPLACE TRIGGER events_wake_webhook_delivery AFTER INSERT ON events
-  FOR EACH ROW EXECUTE FUNCTION wake_webhook_delivery();
+CREATE OR REPLACE FUNCTION wake_for_endpoint() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('webhook_work', NEW.workspace_id::text);
+  RETURN NULL;
+END $$;
+
+-- the new events of a statement (once per statement, not per event)
+CREATE OR REPLACE TRIGGER events_wake_webhook_delivery AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION wake_for_new_events();
 
 -- an endpoint enabled (its pending deliveries are due at once) or replayed (its position moved back)
 CREATE OR REPLACE TRIGGER webhook_endpoints_wake_delivery
@@ -23,4 +28,4 @@ CREATE OR REPLACE TRIGGER webhook_endpoints_wake_delivery
   WHEN (NEW.status = 'active'
         AND (OLD.status <> 'active'
              OR (NEW.position_stamp, NEW.position_seq) < (OLD.position_stamp, OLD.position_seq)))
-  EXECUTE FUNCTION wake_webhook_delivery();
+  EXECUTE FUNCTION wake_for_endpoint();

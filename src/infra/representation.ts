@@ -55,10 +55,10 @@ export interface RepresentedResource {
 }
 
 /**
- * The database's representation functions, one per resource, and api_properties(): what an event
- * records of a changed row (api_<kind>_json, called by db/code's resource_changed), the row as a
- * write answers it (api_<kind>_text), and which of its properties the feed writes, in the schema's
- * order. Applied by every migrate before the files of db/code that call them.
+ * The database's representation functions, one per resource, and api_properties(): the row as
+ * jsonb (api_<kind>_json), the row as compact JSON text (api_<kind>_text: a write's answer, and an
+ * event's data as the feed's triggers write it), and which of its properties the feed writes, in
+ * the schema's order. Applied by every migrate before the files of db/code that call them.
  */
 export function representationFunctions(resources: readonly RepresentedResource[]): string {
   const functions = resources.map(({ kind, table, item }) => {

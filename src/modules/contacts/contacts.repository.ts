@@ -77,6 +77,17 @@ const UPSERT = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE
 
 type Statements = Pick<Transaction, 'query' | 'queryAll'>;
 
+// The items of a batch upsert that change something ($2 their external ids, then one array per
+// writable column), each row the contact's every writable value, in item order.
+const BATCH_WRITE = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
+  SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
+    FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
+         WITH ORDINALITY AS i(external_id, ${WRITABLE_COLUMNS}, ord)
+   ORDER BY i.ord
+  ON CONFLICT (workspace_id, external_id) DO UPDATE
+    SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}
+  RETURNING ${contactColumns('c')}`;
+
 /** The contact a single write wrote: its answer is read back with the record (ResourceWrite). */
 type Written = Pick<ContactT, 'id'>;
 
@@ -167,7 +178,8 @@ export const contactsRepository = {
    * Creates or changes the contact of each item's external_id, in one transaction (the caller's),
    * each item as PUT /contacts/external/{external_id} would, and says which of the three happened.
    * Items whose values are all stored already are not written: no updated_at move, no event. The
-   * others go in one statement, in item order, so their events follow the items' order.
+   * others are written in item order, one statement per run of created or updated items, all sent
+   * in one round trip, so their events follow the items' order.
    *
    * Concurrent batches sharing external ids: each batch takes its ids (advisory locks, in
    * external_id order) before locking any contact, so two batches never wait on each other in
@@ -177,19 +189,23 @@ export const contactsRepository = {
    * created twice.
    */
   async batchUpsert(
-    db: Queryable,
+    db: Statements,
     workspaceId: string,
     items: readonly ContactBatchItemT[],
   ): Promise<{ result: BatchResult; contact: ContactT }[]> {
     const stored = new Map<string, ContactT>();
-    const lockStored = async (externalIds: string[]) => {
-      const { rows } = await db.query<ContactT>(
-        `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])
-          ORDER BY external_id FOR UPDATE`,
-        [workspaceId, externalIds],
-        'contacts_batch_lock',
-      );
-      for (const row of rows) stored.set(row.external_id!, row);
+    // One lookup of the unique (workspace_id, external_id) index per external id, in external_id
+    // order, locking as it goes: as a filter (external_id = ANY($2)) or a join, a kept generic plan
+    // may read every contact of the workspace instead (test/pagination-plans.test.ts).
+    const lockStored = (externalIds: string[]) => ({
+      sql: `SELECT c.* FROM (SELECT DISTINCT unnest($2::text[]) AS external_id ORDER BY 1) wanted,
+              LATERAL (SELECT ${CONTACT_COLUMNS} FROM contacts
+                        WHERE workspace_id = $1 AND external_id = wanted.external_id FOR UPDATE) c`,
+      params: [workspaceId, externalIds],
+      name: 'contacts_batch_lock',
+    });
+    const keep = ({ rows }: { rows: Record<string, unknown>[] }) => {
+      for (const row of rows as ContactT[]) stored.set(row.external_id!, row);
     };
     // Batches that share external ids take them one after the other, in one order: each id's
     // transaction-scoped advisory lock, in external_id order, before any row lock. Without it, a
@@ -197,17 +213,25 @@ export const contactsRepository = {
     // other, holding the clock, waits for that row (a deadlock PostgreSQL breaks by aborting one).
     // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0); a single upsert takes
     // the same lock for its id (contacts_lock_external, db/code/08_contacts_external_id.sql).
-    await db.query(
-      `SELECT count(pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || id, 1)))
-         FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,
-      [workspaceId, items.map((i) => i.external_id)],
-      'contacts_batch_ids',
-    );
-    await lockStored(items.map((i) => i.external_id));
+    // Each pair of statements below is sent in one round trip; PostgreSQL runs the second once the
+    // first has returned, i.e. with its locks granted.
+    const [, locked] = await db.queryAll([
+      {
+        sql: `SELECT count(pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || id, 1)))
+                FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,
+        params: [workspaceId, items.map((i) => i.external_id)],
+        name: 'contacts_batch_ids',
+      },
+      lockStored(items.map((i) => i.external_id)),
+    ]);
+    keep(locked!);
     const missing = items.map((i) => i.external_id).filter((id) => !stored.has(id));
     if (missing.length > 0) {
-      await db.query('SELECT sync_stamp($1)', [workspaceId], 'contacts_batch_clock');
-      await lockStored(missing);
+      const [, lockedSince] = await db.queryAll([
+        { sql: 'SELECT sync_stamp($1)', params: [workspaceId], name: 'contacts_batch_clock' },
+        lockStored(missing),
+      ]);
+      keep(lockedSince!);
     }
 
     const planned = items.map((item) => {
@@ -232,24 +256,30 @@ export const contactsRepository = {
       return { item, current, values, result };
     });
 
-    const writes = planned.filter((p) => p.result !== 'unchanged');
-    const written = new Map<string, ContactT>();
-    if (writes.length > 0) {
-      const column = (field: (typeof WRITABLE_CONTACT_FIELDS)[number]) => writes.map((w) => w.values[field]);
-      const { rows } = await db.query<ContactT>(
-        `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_CONTACT_FIELDS.join(', ')})
-         SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
-           FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
-                WITH ORDINALITY AS i(external_id, ${WRITABLE_CONTACT_FIELDS.join(', ')}, ord)
-          ORDER BY i.ord
-         ON CONFLICT (workspace_id, external_id) DO UPDATE
-           SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}
-         RETURNING ${contactColumns('c')}`,
-        [workspaceId, writes.map((w) => w.item.external_id), ...WRITABLE_CONTACT_FIELDS.map(column)],
-        'contacts_batch_write',
-      );
-      for (const row of rows) written.set(row.external_id!, row);
+    // One statement per run of consecutive items with the same result, all sent in one round trip:
+    // a statement's events are written at its end (db/code/04_events_feed.sql), and one statement
+    // that both updated and created contacts would have its updates' events written before its
+    // creations' (PostgreSQL fires the update's statement triggers first), out of item order.
+    const runs: (typeof planned)[] = [];
+    for (const p of planned) {
+      if (p.result === 'unchanged') continue;
+      const last = runs.at(-1);
+      if (last && last.at(-1)!.result === p.result) last.push(p);
+      else runs.push([p]);
     }
+    const written = new Map<string, ContactT>();
+    const answers = await db.queryAll(
+      runs.map((run) => ({
+        sql: BATCH_WRITE,
+        params: [
+          workspaceId,
+          run.map((w) => w.item.external_id),
+          ...WRITABLE_CONTACT_FIELDS.map((field) => run.map((w) => w.values[field])),
+        ],
+        name: 'contacts_batch_write',
+      })),
+    );
+    for (const { rows } of answers) for (const row of rows as ContactT[]) written.set(row.external_id!, row);
     return planned.map((p) => ({
       result: p.result,
       contact: p.result === 'unchanged' ? p.current! : written.get(p.item.external_id)!,
