@@ -178,6 +178,12 @@ export function buildReport(m: Measured, context: Context): Report {
       r('batch upsert', 'single upserts (PUT)'),
       TARGETS.batchVsSingleUpsert,
     ),
+    {
+      what: `PostgreSQL CPU per batch upsert of ${BATCH_SIZE}`,
+      target: `≤ ${TARGETS.batchPostgresCpuMs} ms`,
+      measured: `${round2(m.batch.cpu?.postgres_ms ?? Number.NaN)} ms`,
+      met: (m.batch.cpu?.postgres_ms ?? Number.NaN) <= TARGETS.batchPostgresCpuMs,
+    },
     atLeast('list req/s, 2 workers vs 1', r('list, 2 workers', 'list, 1 worker'), TARGETS.twoWorkersVsOne),
   ];
   return { ...context, measured: m, ratios, targets };

@@ -54,7 +54,9 @@ export const TARGETS = {
   /** p50 latency of the deep page / p50 latency of page 1 */
   deepVsFirstPage: 1.5,
   /** contacts per second through batch upserts of 100 / through single upserts (PUT) */
-  batchVsSingleUpsert: 8,
+  batchVsSingleUpsert: 20,
+  /** PostgreSQL CPU per batch upsert of 100 contacts, ms: the events of a batch written set-based */
+  batchPostgresCpuMs: 10,
   /** list throughput with two workers / with one */
   twoWorkersVsOne: 1.5,
 } as const;
