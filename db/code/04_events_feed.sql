@@ -77,7 +77,10 @@ END $$;
 -- The events of one statement's changes to a workspace-owned table, written together at its end
 -- (a statement trigger over the statement's transition tables: new_rows, and old_rows for updates
 -- and deletions), in the order the statement changed the rows: a batch of a hundred contacts is one
--- INSERT into events, not a hundred. The argument names the resource type.
+-- INSERT into events, not a hundred. The argument names the resource type. One statement that both
+-- creates and updates rows (INSERT … ON CONFLICT DO UPDATE) has its updates' events written first,
+-- as PostgreSQL fires the update's statement triggers before the insert's; a batch upsert writes
+-- each run of created or updated items as a statement of its own, so its events keep item order.
 --
 -- * created, updated: the row's public representation, by a direct call of its api_<kind>_text()
 --   (generated from the resource's schema): PL/pgSQL plans a branch the first time it runs, for
