@@ -177,9 +177,14 @@ describe('events as the store writes them', () => {
     await db.query(`UPDATE appointments SET status = 'cancelled' WHERE workspace_id = $1`, [w.id]);
     await db.query(`UPDATE messages SET text = $2 WHERE workspace_id = $1`, [w.id, ODD]);
     await db.query(`UPDATE conversations SET status = 'closed' WHERE workspace_id = $1`, [w.id]);
-    await db.query(`DELETE FROM contacts WHERE id IN (SELECT id FROM contacts WHERE workspace_id = $1 LIMIT 2)`, [
+    // A message alone, then contacts with conversations: their conversations and messages go first.
+    await db.query(`DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE workspace_id = $1 LIMIT 1)`, [
       w.id,
     ]);
+    await db.query(
+      `DELETE FROM contacts WHERE id IN (SELECT contact_id FROM conversations WHERE workspace_id = $1 LIMIT 2)`,
+      [w.id],
+    );
     await db.query(`DELETE FROM catalog_items WHERE workspace_id = $1`, [w.id]);
     await db.query(`DELETE FROM automations WHERE workspace_id = $1`, [w.id]);
     await db.query(`DELETE FROM appointments WHERE workspace_id = $1`, [w.id]);
