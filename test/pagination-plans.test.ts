@@ -32,6 +32,24 @@ describe('index use', () => {
     return rows.map((r) => Object.values(r)[0]).join('\n');
   }
 
+  /**
+   * The generic plan of a prepared statement: the plan PostgreSQL keeps and reuses for any
+   * parameters once a named statement has run a few times, made without their values.
+   */
+  async function genericPlan(sql: string, params: readonly unknown[]): Promise<string> {
+    return server.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await tx.query(`PREPARE generic_plan_check AS ${sql}`);
+      // EXECUTE takes its arguments as SQL literals, not as parameters of the statement around it.
+      const literals = params
+        .map((v) => (v === null ? 'NULL' : `'${String(v as string | number).replaceAll("'", "''")}'`))
+        .join(', ');
+      const { rows } = await tx.query<Record<string, string>>(`EXPLAIN EXECUTE generic_plan_check(${literals})`);
+      await tx.query('DEALLOCATE generic_plan_check');
+      return rows.map((r) => Object.values(r)[0]).join('\n');
+    });
+  }
+
   /** The statements the service sends to the store while answering GET `path`. */
   async function statementsOf(w: TestWorkspace, path: string): Promise<{ sql: string; params: readonly unknown[] }[]> {
     const db = server.db;
@@ -136,12 +154,16 @@ describe('index use', () => {
         /FROM contacts WHERE[\s\S]*ORDER BY/.test(s.sql),
       );
       assert.equal(statements.length, 1, `one page statement for ${c.path}`);
-      const text = await plan(statements[0]!.sql, statements[0]!.params);
-      if (
-        !new RegExp(`(Index (Only )?Scan using|Bitmap Index Scan on) ${c.index}\\b`).test(text) ||
-        /Seq Scan|contacts_sync/.test(text)
-      )
-        problems.push(`${c.path.slice(0, 60)}:\n${text}`);
+      for (const [kind, text] of [
+        ['plan for these values', await plan(statements[0]!.sql, statements[0]!.params)],
+        ['generic plan', await genericPlan(statements[0]!.sql, statements[0]!.params)],
+      ] as const) {
+        if (
+          !new RegExp(`(Index (Only )?Scan using|Bitmap Index Scan on) ${c.index}\\b`).test(text) ||
+          /Seq Scan|contacts_sync/.test(text)
+        )
+          problems.push(`${c.path.slice(0, 60)}, ${kind}:\n${text}`);
+      }
     }
     assert.deepEqual(problems, []);
   });
