@@ -3,6 +3,7 @@
 // of the sync indexes, without a sort — a page never reads the whole workspace.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import { BATCH_LOCK } from '../src/modules/contacts/contacts.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -118,6 +119,26 @@ describe('index use', () => {
       }
     }
     assert.deepEqual(problems, []);
+  });
+
+  test("a batch upsert's lookup of the stored contacts reads the unique index once per external id, generic plan included", async () => {
+    const { rows } = await server.db.query<{ external_id: string }>(
+      `UPDATE contacts SET external_id = 'batch-lock-' || id
+        WHERE id IN (SELECT id FROM contacts WHERE workspace_id = $1 ORDER BY id DESC LIMIT 99)
+        RETURNING external_id`,
+      [big.id],
+    );
+    await server.db.query('ANALYZE contacts');
+    const ids = rows.map((r) => r.external_id);
+    const params = [big.id, `{${[...ids, 'not-stored'].map((id) => JSON.stringify(id)).join(',')}}`];
+    const plans = [
+      ['plan for these values', await plan(BATCH_LOCK, params)],
+      ['generic plan', await genericPlan(BATCH_LOCK, params)],
+    ];
+    for (const [kind, text] of plans) {
+      assert.match(text!, /Index Scan using contacts_workspace_id_external_id_key on contacts/, `${kind}:\n${text}`);
+      assert.doesNotMatch(text!, /Seq Scan|Hash Join|contacts_(by_|sync|status|pkey)/, `${kind}:\n${text}`);
+    }
   });
 
   test('the lookups of GET /v2/contacts (email, phone, external_id) read their index, not the workspace', async () => {

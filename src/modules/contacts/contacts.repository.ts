@@ -77,6 +77,17 @@ const UPSERT = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE
 
 type Statements = Pick<Transaction, 'query' | 'queryAll'>;
 
+/**
+ * The stored contacts of a batch's external ids ($2), locked: one lookup of the unique
+ * (workspace_id, external_id) index per external id, in external_id order, locking as it goes. As
+ * a filter (external_id = ANY($2)) or a join, a kept generic plan may read every contact of the
+ * workspace instead (measured on a young table, bench/results/2026-11-28-batch-events.md).
+ * test/pagination-plans.test.ts checks the plan, generic included, on an analyzed table.
+ */
+export const BATCH_LOCK = `SELECT c.* FROM (SELECT DISTINCT unnest($2::text[]) AS external_id ORDER BY 1) wanted,
+  LATERAL (SELECT ${CONTACT_COLUMNS} FROM contacts
+            WHERE workspace_id = $1 AND external_id = wanted.external_id FOR UPDATE) c`;
+
 // The items of a batch upsert that change something ($2 their external ids, then one array per
 // writable column), each row the contact's every writable value, in item order.
 const BATCH_WRITE = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
@@ -194,13 +205,8 @@ export const contactsRepository = {
     items: readonly ContactBatchItemT[],
   ): Promise<{ result: BatchResult; contact: ContactT }[]> {
     const stored = new Map<string, ContactT>();
-    // One lookup of the unique (workspace_id, external_id) index per external id, in external_id
-    // order, locking as it goes: as a filter (external_id = ANY($2)) or a join, a kept generic plan
-    // may read every contact of the workspace instead (test/pagination-plans.test.ts).
     const lockStored = (externalIds: string[]) => ({
-      sql: `SELECT c.* FROM (SELECT DISTINCT unnest($2::text[]) AS external_id ORDER BY 1) wanted,
-              LATERAL (SELECT ${CONTACT_COLUMNS} FROM contacts
-                        WHERE workspace_id = $1 AND external_id = wanted.external_id FOR UPDATE) c`,
+      sql: BATCH_LOCK,
       params: [workspaceId, externalIds],
       name: 'contacts_batch_lock',
     });
