@@ -168,7 +168,8 @@ export async function parallelWritesOfDifferentProperties(servers: ServerProcess
 
 /**
  * 8 overlapping partial batches, each with one invalid item in a different place, sent at once to
- * `servers` in turn: all 207, no deadlock, only the valid items written, each once.
+ * `servers` in turn: all 207, no deadlock, only the valid items written, each once, and each
+ * batch's events those of its written items, in item order.
  */
 export async function overlappingPartialBatches(processes: ServerProcess[]): Promise<void> {
   const servers = Array.from({ length: 8 }, (_, n) => processes[n % processes.length]!);
@@ -200,6 +201,21 @@ export async function overlappingPartialBatches(processes: ServerProcess[]): Pro
   assert.ok(rows.every((r) => r.n === 1 && r.external_id.startsWith('partial-')));
   const created = answers.flatMap((r) => r.json.data.filter((x: { result: string }) => x.result === 'created'));
   assert.equal(created.length, rows.length, 'each contact was created by exactly one batch');
+  // Each batch's events, found by its request id: one per item it created or updated, in item
+  // order, created and updated interleaved as the batches overlapped.
+  for (const r of answers) {
+    const written = (r.json.data as { result: string; contact?: { id: string } }[]).flatMap((x) =>
+      x.result === 'created' || x.result === 'updated' ? [[`contact.${x.result}`, x.contact!.id]] : [],
+    );
+    const { rows: events } = await cluster.db.query<{ type: string; resource_id: string }>(
+      `SELECT type, resource_id FROM events WHERE workspace_id = $1 AND request_id = $2 ORDER BY stamp, seq`,
+      [workspaceId, r.headers.get('x-request-id')],
+    );
+    assert.deepEqual(
+      events.map((e) => [e.type, e.resource_id]),
+      written,
+    );
+  }
 }
 
 /**
