@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
 import { startHousekeeping } from './infra/housekeeping.js';
+import { STATISTICS_CHECK_MS, refreshTableStatistics } from './infra/table-statistics.js';
 import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors from './plugins/errors.js';
@@ -98,6 +99,8 @@ export async function buildApp(
     () => eventsRepository.purgeOlderThan(db, config.eventsRetentionDays),
     () => webhooksRepository.purgeOlderThan(db, config.eventsRetentionDays),
   ]);
+  // Statistics of tables that grew, so that no connection keeps a plan made while they were small.
+  const stopStatistics = startHousekeeping([() => refreshTableStatistics(db)], STATISTICS_CHECK_MS);
 
   await app.ready();
   return {
@@ -105,6 +108,7 @@ export async function buildApp(
     services,
     async close() {
       stopHousekeeping();
+      stopStatistics();
       closing = true;
       for (const socket of lingering) socket.destroy();
       // Attempts in flight may finish (their answers are recorded) while requests drain; one that

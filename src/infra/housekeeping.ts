@@ -1,4 +1,4 @@
-// Work that keeps the store from growing without end: run once at start, then every ten minutes.
+// Periodic work of each process: run once at start, then every ten minutes unless told otherwise.
 
 /**
  * Runs `chores` one after another now and every `everyMs`; a chore that fails ends that round (the
