@@ -15,7 +15,7 @@ export interface Queryable {
    * Runs one statement. `name` makes PostgreSQL keep the parsed plan per connection (a prepared
    * statement); use it for statements on the hot path whose text never varies and whose best plan
    * does not change with a table's size. A kept plan is replaced when the table is analyzed, which
-   * the service does each time a tenth of a table has changed (table-statistics.ts), within seconds; a
+   * the service does each time a table has doubled (table-statistics.ts), within seconds; a
    * statement whose table can grow from a few rows to many within seconds is sent unnamed.
    */
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<QueryResult<R>>;
