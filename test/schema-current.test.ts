@@ -76,10 +76,12 @@ async function databaseObjects(db: Database): Promise<string[]> {
 const RETIRED = [
   // The feed's and webhook delivery's row triggers, replaced by statement triggers that write a
   // statement's events together (record_events, wake_for_new_events); and feed_event_json, folded
-  // into write_feed_json, the trigger that writes events.feed_json. Sorted.
+  // into write_feed_json, the trigger that writes events.feed_json; stamp_change, which compared
+  // rows as jsonb, replaced by each table's own <table>_stamp_change (stamp_trigger). Sorted.
   'function emit_event',
   'function feed_event_json',
   'function resource_changed',
+  'function stamp_change',
   'function wake_webhook_delivery',
   'trigger appointments_events on appointments',
   'trigger appointments_events_update on appointments',
@@ -378,6 +380,10 @@ function definitions(sql: string): string[] {
     /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+(\w+)\s+(?:BEFORE|AFTER|INSTEAD\s+OF)\b[\s\S]*?\bON\s+([\w.]+)/gi,
   )) {
     found.push(`trigger ${name(m[1]!)} on ${name(m[2]!)}`);
+  }
+  // stamp_trigger('<table>', …) (db/code/03_sync_clock.sql) creates <table>_stamp_change and <table>_stamp.
+  for (const m of text.matchAll(/\bSELECT\s+stamp_trigger\('(\w+)'/gi)) {
+    found.push(`function ${name(m[1]!)}_stamp_change`, `trigger ${name(m[1]!)}_stamp on ${name(m[1]!)}`);
   }
   return found;
 }

@@ -48,28 +48,58 @@ BEGIN
 END
 $$;
 
--- stamp_change(internal columns...): every insert takes a stamp; an update takes one only when a
--- public column changed (edits of internal data neither move updated_at nor produce events).
--- Stamps written by the caller are overwritten: no writer can place a row behind a reader.
-CREATE OR REPLACE FUNCTION stamp_change() RETURNS trigger
+-- The stamp of a row's change: every insert takes a stamp; an update takes one only when a column
+-- other than the table's internal ones changed (edits of internal data neither move updated_at
+-- nor produce events). Stamps written by the caller are overwritten: no writer can place a row
+-- behind a reader.
+--
+-- stamp_trigger(table, internal columns) creates the table's trigger <table>_stamp and its
+-- function <table>_stamp_change(), which compares the table's other columns one by one, as they
+-- are when the code is applied (after every migration, db/README.md). A comparison of the rows as
+-- jsonb, less the internal columns, would serve every table, at about 9 µs a row against 0.4.
+CREATE OR REPLACE FUNCTION stamp_trigger(tbl regclass, internal text[]) RETURNS void
   LANGUAGE plpgsql
-  AS $$
+  AS $generate$
+DECLARE
+  compared text[];
+  table_name text := (SELECT relname FROM pg_class WHERE oid = tbl);
+  unknown text := (SELECT string_agg(i, ', ') FROM unnest(internal) i
+                    WHERE NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = tbl AND attname = i AND NOT attisdropped));
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    NEW.updated_at := sync_stamp(NEW.workspace_id);
-    -- created_at is the stamp too, unless the writer names an earlier instant (an import of a
-    -- record made elsewhere before); never later than updated_at.
-    IF NEW.created_at >= now()::timestamptz(3) THEN
-      NEW.created_at := NEW.updated_at;
-    END IF;
-  ELSIF (to_jsonb(NEW) - TG_ARGV - 'updated_at') IS DISTINCT FROM (to_jsonb(OLD) - TG_ARGV - 'updated_at') THEN
-    NEW.updated_at := sync_stamp(NEW.workspace_id, OLD.updated_at);
-  ELSE
-    NEW.updated_at := OLD.updated_at;
+  IF unknown IS NOT NULL THEN
+    RAISE EXCEPTION 'stamp_trigger(%): no column %', tbl, unknown;
   END IF;
-  RETURN NEW;
+  SELECT array_agg(quote_ident(attname) ORDER BY attnum) INTO compared
+    FROM pg_attribute
+   WHERE attrelid = tbl AND attnum > 0 AND NOT attisdropped AND attname <> ALL (internal || '{updated_at}'::text[]);
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION %I() RETURNS trigger
+      LANGUAGE plpgsql
+      AS $body$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        NEW.updated_at := sync_stamp(NEW.workspace_id);
+        -- created_at is the stamp too, unless the writer names an earlier instant (an import of a
+        -- record made elsewhere before); never later than updated_at.
+        IF NEW.created_at >= now()::timestamptz(3) THEN
+          NEW.created_at := NEW.updated_at;
+        END IF;
+      ELSIF ROW(%s) IS DISTINCT FROM ROW(%s) THEN
+        NEW.updated_at := sync_stamp(NEW.workspace_id, OLD.updated_at);
+      ELSE
+        NEW.updated_at := OLD.updated_at;
+      END IF;
+      RETURN NEW;
+    END
+    $body$
+  $f$,
+    table_name || '_stamp_change',
+    (SELECT string_agg('NEW.' || c, ', ') FROM unnest(compared) c),
+    (SELECT string_agg('OLD.' || c, ', ') FROM unnest(compared) c));
+  EXECUTE format('CREATE OR REPLACE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION %I()',
+                 table_name || '_stamp', tbl, table_name || '_stamp_change');
 END
-$$;
+$generate$;
 
 -- Messages are listed by created_at (?created_after=): theirs is the stamp of the insert.
 CREATE OR REPLACE FUNCTION stamp_message_creation() RETURNS trigger
@@ -81,24 +111,17 @@ BEGIN
 END
 $$;
 
--- The arguments name each table's internal columns: a change of those alone is no change.
-CREATE OR REPLACE TRIGGER contacts_stamp BEFORE INSERT OR UPDATE ON contacts FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('notes', 'ai_memory');
-CREATE OR REPLACE TRIGGER appointments_stamp BEFORE INSERT OR UPDATE ON appointments FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('internal_notes');
-CREATE OR REPLACE TRIGGER pipeline_stages_stamp BEFORE INSERT OR UPDATE ON pipeline_stages FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('internal_notes');
-CREATE OR REPLACE TRIGGER catalog_items_stamp BEFORE INSERT OR UPDATE ON catalog_items FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('private_notes', 'internal_metadata');
-CREATE OR REPLACE TRIGGER conversations_stamp BEFORE INSERT OR UPDATE ON conversations FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('provider', 'provider_conversation_id', 'provider_payload', 'private_url');
-CREATE OR REPLACE TRIGGER messages_stamp BEFORE INSERT OR UPDATE ON messages FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('provider_message_id', 'provider_payload', 'media_private_url');
+-- The second argument names each table's internal columns: a change of those alone is no change.
+SELECT stamp_trigger('contacts', '{notes,ai_memory}');
+SELECT stamp_trigger('appointments', '{internal_notes}');
+SELECT stamp_trigger('pipeline_stages', '{internal_notes}');
+SELECT stamp_trigger('catalog_items', '{private_notes,internal_metadata}');
+SELECT stamp_trigger('conversations', '{provider,provider_conversation_id,provider_payload,private_url}');
+SELECT stamp_trigger('messages', '{provider_message_id,provider_payload,media_private_url}');
 -- Fires after messages_stamp (BEFORE triggers of one event fire in name order).
 CREATE OR REPLACE TRIGGER messages_stamp_created BEFORE INSERT ON messages FOR EACH ROW
   EXECUTE FUNCTION stamp_message_creation();
-CREATE OR REPLACE TRIGGER automations_stamp BEFORE INSERT OR UPDATE ON automations FOR EACH ROW
-  EXECUTE FUNCTION stamp_change('rules', 'conditions', 'actions');
+SELECT stamp_trigger('automations', '{rules,conditions,actions}');
 
 -- touch_updated_at(internal columns...): updated_at of a row outside the sync clock (a workspace
 -- itself, a webhook endpoint), moved only when a column other than the named internal ones changes.
