@@ -32,8 +32,9 @@ export async function serve(config: Config, workers: number): Promise<void> {
     );
   }
   if (workers <= 1 || !cluster.isPrimary) {
-    // A SIGTERM while the server is still starting (a supervisor stopping it, a primary stopping
-    // its workers) stops it as soon as it is up: a shutdown, not a kill.
+    // A SIGTERM once this code runs, the server still starting (a supervisor stopping it, a primary
+    // stopping its workers), stops it as soon as it is up: a shutdown, not a kill. Another SIGTERM
+    // changes nothing (some tools send two); a second SIGINT (Ctrl-C) ends the process at once.
     let server: RunningServer | null = null;
     let terminated = false;
     const shutdown = () => {
@@ -41,7 +42,7 @@ export async function serve(config: Config, workers: number): Promise<void> {
       terminated = true;
       if (server) void server.stop().then(() => process.exit(0));
     };
-    process.once('SIGTERM', shutdown);
+    process.on('SIGTERM', shutdown);
     process.once('SIGINT', shutdown);
     server = await startServer(config);
     if (terminated) await server.stop().then(() => process.exit(0));
@@ -50,6 +51,8 @@ export async function serve(config: Config, workers: number): Promise<void> {
 
   let stopping = false;
   const reforks = new Set<NodeJS.Timeout>();
+  const listening = new Set<number>();
+  cluster.on('listening', (worker) => listening.add(worker.id));
   const stop = () => {
     if (stopping) return;
     stopping = true;
@@ -66,13 +69,16 @@ export async function serve(config: Config, workers: number): Promise<void> {
     kill.unref();
     for (const w of alive) {
       w.once('exit', (code, signal) => {
-        if (code !== 0 || signal) clean = false;
+        // A worker still loading its code when the SIGTERM came (forked a moment before) dies of
+        // it: it never listened, so nothing was cut short.
+        const diedUnstarted = signal === 'SIGTERM' && !listening.has(w.id);
+        if ((code !== 0 || signal) && !diedUnstarted) clean = false;
         if (--remaining === 0) process.exit(clean ? 0 : 1);
       });
       w.process.kill('SIGTERM');
     }
   };
-  process.once('SIGTERM', stop);
+  process.on('SIGTERM', stop);
   process.once('SIGINT', stop);
 
   const store = await openStore(config, { code: GENERATED_DATABASE_CODE, poolSize: 1 }); // applies pending migrations, once

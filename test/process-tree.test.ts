@@ -16,6 +16,7 @@ import {
   cleanUpProcesses,
   cli,
   CLI,
+  freePort,
   startServer,
   storeEnv,
   tempDir,
@@ -210,6 +211,24 @@ describeOrSkip(servers.withoutPostgres, 'serve --workers 2 on PostgreSQL', () =>
 
   test('the primary exits 0 when every worker stopped cleanly, 1 when one was cut short', async () => {
     await exitCodes(env, ['--workers', '2']);
+  });
+
+  test('a SIGTERM as the workers are forked, before they listen, is a clean stop: exit 0', async () => {
+    const proc = spawn(process.execPath, [CLI, 'serve', '--workers', '2'], {
+      env: { ...env, PORT: String(await freePort()) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(proc);
+    let stderr = '';
+    proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    const deadline = Date.now() + 60_000;
+    while (workerPids(proc.pid!).length < 2) {
+      assert.ok(Date.now() < deadline && proc.exitCode === null, `no workers forked: ${stderr}`);
+      await sleep(5);
+    }
+    proc.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
   });
 
   test('a SIGKILL of the primary ends its workers at once, frees the port, and the same command started again serves', async () => {
