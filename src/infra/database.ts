@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { destroyConnection, StoreReachability } from './store-reachability.js';
 
 interface QueryResult<R> {
   rows: R[];
@@ -146,8 +147,60 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Every connection of the pool, for the reachability check to close when the database stops
+  // answering (store-reachability.ts).
+  const connections = new Set<pg.PoolClient>();
+  pool.on('connect', (client) => connections.add(client));
+  pool.on('remove', (client) => connections.delete(client));
+  const reachability = new StoreReachability(
+    () => new pg.Client({ connectionString: url, application_name: 'workspace-public-api-probe' }),
+    () => {
+      for (const client of connections) destroyConnection(client);
+    },
+  );
 
-  const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
+  /**
+   * A connection of the pool, with `onError` listening to it: a checked-out client has no pool
+   * listener, and a connection lost while it is out (server restart, terminated backend) must
+   * become its user's failure, not a crash. The listener is attached in the pool's callback itself:
+   * after `await pool.connect()` it would come a microtask late, and the message that kills the
+   * connection can arrive in the same socket read that handed the client over (seen under
+   * pg_terminate_backend in test/faults/database-outage.test.ts). A connection obtained after its
+   * operation was given up (the database found unreachable meanwhile) goes back unused.
+   */
+  const checkOut = (onError: (err: Error) => void, givenUp: () => boolean) =>
+    new Promise<pg.PoolClient>((resolve, reject) => {
+      pool.connect((err, connected) => {
+        if (err || !connected) return reject(err ?? new Error('no client'));
+        if (givenUp()) {
+          connected.release();
+          return reject(new Error('the operation was given up'));
+        }
+        connected.on('error', onError);
+        resolve(connected);
+      });
+    });
+
+  /** One statement (or script) on a connection of its own, as an operation the reachability check watches. */
+  const onConnection = <T>(use: (client: pg.PoolClient) => Promise<T>): Promise<T> =>
+    reachability.track(async (givenUp) => {
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      const client = await checkOut(onError, givenUp);
+      try {
+        return await use(client);
+      } catch (err) {
+        broken ??= isStoreUnavailable(err) ? (err as Error) : undefined;
+        throw err;
+      } finally {
+        client.off('error', onError);
+        client.release(broken);
+      }
+    });
+
+  const run = async <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
     const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(name ? { name } : {}) });
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   };
@@ -161,27 +214,21 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     return settled.map((r) => (r as PromiseFulfilledResult<QueryResult<Record<string, unknown>>>).value);
   };
 
-  const transaction = async <R, T>(
+  const transaction = <R, T>(
     opening: Statement | null,
     work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>,
+  ): Promise<T> => reachability.track((givenUp) => transactionOn(opening, work, givenUp));
+
+  const transactionOn = async <R, T>(
+    opening: Statement | null,
+    work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>,
+    givenUp: () => boolean,
   ): Promise<T> => {
     let broken: Error | undefined;
-    // A checked-out client has no pool listener: a connection lost mid-transaction (server
-    // restart, terminated backend) must become this transaction's failure, not a crash. The
-    // listener is attached in the pool's callback itself: after `await pool.connect()` it would
-    // come a microtask late, and the message that kills the connection can arrive in the same
-    // socket read that handed the client over (seen under pg_terminate_backend in
-    // test/faults/database-outage.test.ts).
     const onError = (err: Error) => {
       broken = err;
     };
-    const client = await new Promise<pg.PoolClient>((resolve, reject) => {
-      pool.connect((err, connected) => {
-        if (err || !connected) return reject(err ?? new Error('no client'));
-        connected.on('error', onError);
-        resolve(connected);
-      });
-    });
+    const client = await checkOut(onError, givenUp);
     // Set once the last round trip (commitWith) has ended the transaction either way.
     let ended = false;
     try {
@@ -273,8 +320,8 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
 
   return {
     kind: 'postgres',
-    query: (sql, params, name) => run(pool, sql, params, name),
-    exec: async (script) => void (await pool.query(script)),
+    query: (sql, params, name) => onConnection((client) => run(client, sql, params, name)),
+    exec: (script) => onConnection(async (client) => void (await client.query(script))),
     transaction: (work) => transaction(null, work),
     transactionFrom: (opening, work) => transaction(opening, work),
     async listen(channel, onMessage, onLost) {
@@ -300,7 +347,10 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
       };
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => pool.end(),
+    close: () => {
+      reachability.close();
+      return pool.end();
+    },
   };
 }
 

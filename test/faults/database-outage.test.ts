@@ -34,6 +34,9 @@ import {
   fileFigures,
 } from './support.js';
 
+/** How long a request may wait for a database that cannot be reached before its 503 (docs/reliability.md). */
+const UNREACHABLE_ANSWER_MS = 1_000;
+
 let fdb: FaultDatabase;
 let proxy: FaultProxy;
 let server: ServerProcess;
@@ -167,6 +170,8 @@ describe('PostgreSQL stops in the middle of a load', () => {
     const during = sent.filter((s) => s.answer.startedAt > cutAt + 50 && s.answer.endedAt < restoredAt);
     assert.ok(during.length > 10, `requests while the database was gone: ${during.length}`);
     assert.deepEqual([...new Set(during.map((s) => s.answer.status))], [503], 'all 503 while it is gone');
+    const slowest = Math.max(...during.map((s) => s.answer.endedAt - s.answer.startedAt));
+    assert.ok(slowest <= UNREACHABLE_ANSWER_MS, `a 503 while it is gone took ${slowest} ms`);
     assert.ok(recoveryMs !== null && recoveryMs < 10_000, `recovery took ${recoveryMs} ms`);
     assert.equal(readyzAfter.status, 200, '/readyz once the database is back');
     const afterReady = sent.filter((s) => s.answer.startedAt > readyAt);
@@ -297,5 +302,105 @@ describe('PostgreSQL stops in the middle of a load', () => {
       return r.status === 401 || (r.status === 429 && r.json?.error?.code === 'address_rate_limit_exceeded');
     });
     assert.ok(refusedMs !== null, 'the revoked key is refused within a second');
+  });
+});
+
+describe('PostgreSQL stops answering (a stalled network) in the middle of a load', () => {
+  test('every request is answered within 1 s, a clean 503 while it does not answer; recovery without a restart; each write once', async (t) => {
+    const first = await liveServer();
+    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'stall' });
+    await sleep(1_500);
+
+    load.setPhase('stalled');
+    const stalledAt = Date.now();
+    // Connections stay open and new ones are accepted, but nothing reaches PostgreSQL or comes back.
+    proxy.pause();
+    await sleep(500);
+    const readyz = await call(first.baseUrl, 'GET', '/readyz');
+    await sleep(2_500);
+
+    load.setPhase('recovering');
+    const resumedAt = Date.now();
+    proxy.resume();
+    const recoveryMs = await waitFor(10_000, async () => {
+      if (!processState(first).alive) return true;
+      return (await call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status === 200;
+    });
+    load.setPhase('after');
+    await sleep(1_000);
+    const sent = await load.stop();
+    const state = processState(first);
+
+    // Requests that were waiting on the database when it stalled, and those sent while it was stalled.
+    const inFlight = sent.filter((s) => s.answer.startedAt < stalledAt && s.answer.endedAt > stalledAt);
+    const during = sent.filter((s) => s.answer.startedAt >= stalledAt && s.answer.startedAt < resumedAt);
+    const waited = (s: Sent) => s.answer.endedAt - Math.max(s.answer.startedAt, stalledAt);
+    const longest = (list: Sent[]) => Math.max(0, ...list.map(waited));
+    report(t, {
+      requests: sent.length,
+      statuses: countStatuses(sent),
+      inFlightAtStall: inFlight.length,
+      longestInFlightMs: longest(inFlight),
+      duringStall: during.length,
+      longestDuringStallMs: longest(during),
+      readyzMs: readyz.endedAt - readyz.startedAt,
+      recoveryMs,
+      process: state.alive ? 'alive' : 'died',
+    });
+
+    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
+    report(t, writes);
+
+    assert.ok(state.alive, `the server process must survive the stall; it ${state.description}`);
+    assertOnlySuccessOrClean503(sent);
+    const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
+    assert.deepEqual(
+      late.map((s) => `${s.op} ${s.answer.status} after ${waited(s)} ms`),
+      [],
+      `every request answered within ${UNREACHABLE_ANSWER_MS} ms of the stall or of its arrival`,
+    );
+    assert.ok(during.length > 20, `requests while the database was stalled: ${during.length}`);
+    const stillAnswered = during.filter((s) => s.answer.endedAt < resumedAt);
+    assert.deepEqual([...new Set(stillAnswered.map((s) => s.answer.status))], [503], 'all 503 while it is stalled');
+    assert.equal(readyz.status, 503, '/readyz while the database is stalled');
+    assert.ok(readyz.endedAt - readyz.startedAt <= UNREACHABLE_ANSWER_MS, '/readyz answers within 1 s');
+    assert.ok(recoveryMs !== null && recoveryMs < 5_000, `recovery took ${recoveryMs} ms`);
+    const tail = sent.filter((s) => s.phaseAtStart === 'after');
+    assert.ok(tail.length > 10, `requests after recovery: ${tail.length}`);
+    assert.deepEqual([...new Set(tail.map((s) => s.answer.status))].sort(), [200, 201], 'all 2xx after');
+  });
+
+  test('a slow database is waited for: answers that take over a second are 2xx, never a 503', async (t) => {
+    const first = await liveServer();
+    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+    // Every answer of PostgreSQL arrives 250 ms late: a statement takes a quarter of a second, a
+    // request several.
+    proxy.delayMs = 250;
+    let sent: Sent[];
+    try {
+      const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 6, tag: 'slow' });
+      await sleep(4_000);
+      sent = await load.stop();
+    } finally {
+      proxy.delayMs = 0;
+    }
+    const took = sent.map((s) => s.answer.endedAt - s.answer.startedAt);
+    report(t, {
+      requests: sent.length,
+      statuses: countStatuses(sent),
+      slowestMs: Math.max(...took),
+      overOneSecond: took.filter((ms) => ms > 1_000).length,
+    });
+    await assertExactlyOnce(first.baseUrl, sent, workspaceId, key);
+    assert.deepEqual(
+      [...new Set(sent.map((s) => s.answer.status))].sort(),
+      [200, 201],
+      'every answer a 2xx: a slow database is not an unreachable one',
+    );
+    assert.ok(
+      took.some((ms) => ms > UNREACHABLE_ANSWER_MS),
+      `some request took over ${UNREACHABLE_ANSWER_MS} ms (slowest ${Math.max(...took)} ms): the test did not make the database slow enough`,
+    );
   });
 });

@@ -1,0 +1,214 @@
+// Whether PostgreSQL can be reached, so that a request answers 503 within a second when it cannot.
+//
+// A database that refuses connections fails a request at once. One that stops answering (a host
+// gone, a network that drops packets, a postmaster frozen) does not: new connections wait for the
+// pool's connect timeout, and a statement already sent waits for an answer that never comes, as
+// long as TCP keeps the connection (many minutes). Waiting is right when the database is slow and
+// wrong when it is gone, and a statement's time cannot tell the two apart. So when any operation
+// has been in flight for SUSPECT_AFTER_MS, a probe asks, on a connection of its own that nothing
+// else queues on, for `SELECT 1`. A database that answers it within PROBE_TIMEOUT_MS is slow, not
+// gone, and nothing changes. One that does not is unreachable: every pool connection is closed (the
+// statements in flight fail, their transactions never committed) and every request fails at once,
+// until a probe, every RECHECK_MS, is answered again.
+import type pg from 'pg';
+
+/** An operation in flight this long asks for a probe (at most one per RECHECK_MS). */
+export const SUSPECT_AFTER_MS = 200;
+/** A probe on the probe's open connection not answered within this long finds the database unreachable. */
+export const PROBE_TIMEOUT_MS = 500;
+/**
+ * A probe on a new connection (the first, or after the last one failed) is given this long: a
+ * connection takes several round trips, which a slow database makes long.
+ */
+export const CONNECT_TIMEOUT_MS = 2_000;
+/** How often a probe runs while the database is unreachable, and at most while it is suspected. */
+export const RECHECK_MS = 250;
+
+/** The error of every operation refused or cut short while the database is unreachable. */
+export class StoreUnreachableError extends Error {
+  /** SQLSTATE connection_failure: what a lost connection says, for the same 503. */
+  readonly code = '08006';
+  constructor() {
+    super('the database is not answering');
+  }
+}
+
+export class StoreReachability {
+  readonly #openClient: () => pg.Client;
+  readonly #cutConnections: () => void;
+  #unreachable = false;
+  /** the probe's own connection, kept between probes while the database answers */
+  #client: pg.Client | null = null;
+  #probing = false;
+  #lastProbeAt = 0;
+  #recheck: NodeJS.Timeout | null = null;
+  #ticker: NodeJS.Timeout | null = null;
+  #closed = false;
+  /** start times of the operations in flight */
+  readonly #inFlight = new Set<{ since: number }>();
+  /** told when the database is found unreachable: operations still waiting to start give up */
+  readonly #onUnreachable = new Set<() => void>();
+
+  constructor(openClient: () => pg.Client, cutConnections: () => void) {
+    this.#openClient = openClient;
+    this.#cutConnections = cutConnections;
+  }
+
+  /**
+   * Runs `operation` as one operation in flight: refused at once while the database is unreachable,
+   * and rejected as soon as it is found so (whatever `operation` does later is left to it).
+   * `operation` gets the way to learn that it was given up, to undo what it obtained since.
+   */
+  track<T>(operation: (givenUp: () => boolean) => Promise<T>): Promise<T> {
+    if (this.#unreachable) return Promise.reject(new StoreUnreachableError());
+    const entry = { since: Date.now() };
+    this.#inFlight.add(entry);
+    this.#tick();
+    if (!this.#client && !this.#probing && entry.since - this.#lastProbeAt >= RECHECK_MS) void this.#open();
+    let gaveUp = false;
+    return new Promise<T>((resolve, reject) => {
+      const giveUp = () => {
+        gaveUp = true;
+        reject(new StoreUnreachableError());
+      };
+      this.#onUnreachable.add(giveUp);
+      operation(() => gaveUp)
+        .then(resolve, reject)
+        .finally(() => {
+          this.#onUnreachable.delete(giveUp);
+          this.#inFlight.delete(entry);
+        });
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#recheck) clearTimeout(this.#recheck);
+    if (this.#ticker) clearInterval(this.#ticker);
+    this.#ticker = null;
+    this.#dropClient();
+  }
+
+  /** Looks, every few tens of milliseconds while operations are in flight, for one that waits too long. */
+  #tick(): void {
+    if (this.#ticker || this.#closed) return;
+    this.#ticker = setInterval(() => {
+      if (this.#inFlight.size === 0) {
+        clearInterval(this.#ticker!);
+        this.#ticker = null;
+        return;
+      }
+      const now = Date.now();
+      for (const { since } of this.#inFlight) {
+        if (now - since >= SUSPECT_AFTER_MS) {
+          void this.#suspect();
+          break;
+        }
+      }
+    }, SUSPECT_AFTER_MS / 4);
+    this.#ticker.unref();
+  }
+
+  /**
+   * Opens the probe's connection ahead of the first probe, with the first operation: a probe on an
+   * open connection tells a stalled database within PROBE_TIMEOUT_MS.
+   */
+  async #open(): Promise<void> {
+    this.#probing = true;
+    try {
+      const client = this.#openClient();
+      client.on('error', () => undefined);
+      this.#client = client;
+      if ((await this.#ask(client, CONNECT_TIMEOUT_MS, true)) !== 'answered') this.#dropClient();
+    } finally {
+      this.#probing = false;
+      this.#lastProbeAt = Date.now();
+    }
+  }
+
+  async #suspect(): Promise<void> {
+    if (this.#unreachable || this.#probing || Date.now() - this.#lastProbeAt < RECHECK_MS) return;
+    if (!(await this.#probe())) this.#becomeUnreachable();
+  }
+
+  #becomeUnreachable(): void {
+    if (this.#unreachable || this.#closed) return;
+    this.#unreachable = true;
+    this.#cutConnections();
+    for (const giveUp of [...this.#onUnreachable]) giveUp();
+    this.#onUnreachable.clear();
+    const recheck = async () => {
+      this.#recheck = null;
+      if (this.#closed) return;
+      if (await this.#probe()) this.#unreachable = false;
+      else if (!this.#closed) this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
+    };
+    this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
+  }
+
+  /**
+   * `SELECT 1` on the probe's connection, answered within PROBE_TIMEOUT_MS. A connection that fails
+   * (its session terminated, an idle timeout) is not an unreachable database: the probe then asks
+   * again on a new connection, which must answer within CONNECT_TIMEOUT_MS. One that does not
+   * answer in time is dropped.
+   */
+  async #probe(): Promise<boolean> {
+    this.#probing = true;
+    try {
+      if (this.#client) {
+        const answer = await this.#ask(this.#client, PROBE_TIMEOUT_MS);
+        if (answer === 'answered') return true;
+        this.#dropClient();
+        if (answer === 'late') return false;
+      }
+      const client = this.#openClient();
+      client.on('error', () => undefined);
+      this.#client = client;
+      const answer = await this.#ask(client, CONNECT_TIMEOUT_MS, true);
+      if (answer !== 'answered') this.#dropClient();
+      return answer === 'answered';
+    } finally {
+      this.#probing = false;
+      this.#lastProbeAt = Date.now();
+    }
+  }
+
+  async #ask(client: pg.Client, withinMs: number, connect = false): Promise<'answered' | 'late' | 'failed'> {
+    let timer: NodeJS.Timeout | undefined;
+    const answered = (async () => {
+      if (connect) {
+        await client.connect();
+        // The probe's connection never keeps a process alive (a command of the CLI ends when its work does).
+        socketOf(client).unref();
+      }
+      await client.query('SELECT 1');
+      return 'answered' as const;
+    })().catch(() => 'failed' as const);
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), withinMs);
+    });
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #dropClient(): void {
+    const client = this.#client;
+    this.#client = null;
+    if (client) destroyConnection(client);
+  }
+}
+
+/**
+ * Closes a client's socket at once: `end()` would wait for the answers of statements already sent,
+ * which an unreachable database never gives. pg closes a hung connection the same way.
+ */
+export function destroyConnection(client: pg.Client | pg.PoolClient): void {
+  socketOf(client).destroy();
+}
+
+/** The socket of a client's connection (pg keeps it as `connection.stream`). */
+const socketOf = (client: pg.Client | pg.PoolClient) =>
+  (client as unknown as { connection: { stream: { destroy(): void; unref(): void } } }).connection.stream;
