@@ -18,6 +18,8 @@ const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_LISTEN_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_TRANSACTION_POOLER: Type.Boolean({ default: false }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
@@ -66,6 +68,13 @@ export interface Config {
   readonly host: string;
   /** `null` selects the embedded store (PGlite) under `dataDir`. */
   readonly databaseUrl: string | null;
+  /** where LISTEN connections go: a direct connection to PostgreSQL (`null`: `databaseUrl`) */
+  readonly databaseListenUrl: string | null;
+  /**
+   * `databaseUrl` leads to a pooler in transaction mode (PgBouncer): statements are sent unnamed and
+   * no startup options (docs/scaling.md, "PgBouncer in transaction mode").
+   */
+  readonly databaseTransactionPooler: boolean;
   readonly dataDir: string;
   readonly dbPoolSize: number;
   readonly redisUrl: string | null;
@@ -154,10 +163,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       'Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 5s,5m,30m,2h (at most 50)',
     );
   }
+  if (env.DATABASE_TRANSACTION_POOLER && !(env.DATABASE_URL && env.DATABASE_LISTEN_URL)) {
+    // Notifications do not pass a transaction pooler: revoked keys would keep working until their
+    // cache entry expires, and webhooks would wait for their poll.
+    throw new ConfigError(
+      'Invalid configuration: DATABASE_TRANSACTION_POOLER needs DATABASE_URL (the pooler) and DATABASE_LISTEN_URL (PostgreSQL itself, for LISTEN)',
+    );
+  }
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL ?? null,
+    databaseListenUrl: env.DATABASE_LISTEN_URL ?? null,
+    databaseTransactionPooler: env.DATABASE_TRANSACTION_POOLER,
     dataDir: env.DATA_DIR,
     dbPoolSize: env.DB_POOL_SIZE,
     redisUrl: env.REDIS_URL ?? null,

@@ -57,8 +57,13 @@ export interface TestWorkspace {
 }
 
 export async function openTestDatabase(): Promise<Database> {
+  // Behind a transaction pooler (DATABASE_TRANSACTION_POOLER, DATABASE_LISTEN_URL) as the service is.
+  const config = loadConfig(process.env);
   const db = process.env.DATABASE_URL
-    ? createPostgresDatabase(process.env.DATABASE_URL, 10)
+    ? createPostgresDatabase(process.env.DATABASE_URL, 10, {
+        listenUrl: config.databaseListenUrl ?? undefined,
+        transactionPooler: config.databaseTransactionPooler,
+      })
     : await createEmbeddedDatabase(null);
   await migrate(db, GENERATED_DATABASE_CODE);
   return db;

@@ -129,7 +129,22 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
 
 // ------------------------------------------------------------------------------------------ PostgreSQL
 
-export function createPostgresDatabase(url: string, poolSize: number): Database {
+export interface PostgresOptions {
+  /** where LISTEN connections go (default: `url`): PostgreSQL itself when `url` leads to a transaction pooler */
+  listenUrl?: string;
+  /**
+   * `url` leads to a pooler in transaction mode (PgBouncer before 1.21, or with prepared statements
+   * off), where a prepared statement made on one server connection is missing on the next: every
+   * statement is sent unnamed (planned each time), and no startup options are sent (PgBouncer
+   * refuses those it does not know; jit is then set on the pooler's connections or the role).
+   */
+  transactionPooler?: boolean;
+}
+
+export function createPostgresDatabase(url: string, poolSize: number, options: PostgresOptions = {}): Database {
+  const listenUrl = options.listenUrl ?? url;
+  /** a statement's name as sent: none behind a transaction pooler */
+  const named = options.transactionPooler ? () => undefined : (name?: string) => name;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -139,7 +154,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     // No just-in-time compilation: the service's statements are short, and PostgreSQL decides to
     // compile from estimated costs, which statistics taken at another size of a table can inflate
     // (the webhook claim can spend 50–800 ms compiling, every run, to read a few hundred rows).
-    options: '-c jit=off',
+    ...(options.transactionPooler ? {} : { options: '-c jit=off' }),
     // Queries of one client are written without waiting for the answer to the one before: a
     // transaction sends its BEGIN with its first statement, and its last statement with its
     // COMMIT (one round trip each). Code that awaits each query behaves as without it.
@@ -201,7 +216,8 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     });
 
   const run = async <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
-    const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(name ? { name } : {}) });
+    const as = named(name);
+    const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(as ? { name: as } : {}) });
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   };
   // Sends the statements at once (the pool's clients pipeline: each query is written without
@@ -261,10 +277,11 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
           const send = <R>(st: Statement) => {
             const answer = new Promise<QueryResult<R>>((resolve, reject) => {
               if (sealed) return reject(new Error("a statement sent after its transaction's last round trip"));
+              const as = named(st.name);
               const config = {
                 text: st.sql,
                 values: st.params as unknown[] | undefined,
-                ...(st.name ? { name: st.name } : {}),
+                ...(as ? { name: as } : {}),
               };
               client.query(config, (err: Error | null, res: pg.QueryResult) => {
                 if (err) {
@@ -327,7 +344,7 @@ export function createPostgresDatabase(url: string, poolSize: number): Database 
     async listen(channel, onMessage, onLost) {
       // LISTEN needs a connection of its own, outside the pool; its name says what it listens to.
       const client = new pg.Client({
-        connectionString: url,
+        connectionString: listenUrl,
         application_name: `workspace-public-api-listener ${channel}`,
       });
       let closing = false;

@@ -24,7 +24,10 @@ export async function openStore(
   opts: { code: readonly CodeUnit[]; poolSize?: number },
 ): Promise<OpenStore> {
   if (config.databaseUrl) {
-    const db = createPostgresDatabase(config.databaseUrl, opts.poolSize ?? config.dbPoolSize);
+    const db = createPostgresDatabase(config.databaseUrl, opts.poolSize ?? config.dbPoolSize, {
+      listenUrl: config.databaseListenUrl ?? undefined,
+      transactionPooler: config.databaseTransactionPooler,
+    });
     try {
       await migrate(db, opts.code);
     } catch (err) {
