@@ -84,30 +84,6 @@ test(
   },
 );
 
-/** Starts `serve` on `port` and waits until it answers /healthz. */
-async function serveOn(env: NodeJS.ProcessEnv, port: number, args: string[]): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, [CLI, 'serve', ...args], {
-    env: { ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(proc);
-  let stderr = '';
-  proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  proc.stdout.resume();
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && proc.exitCode === null) {
-    const ok = await fetch(`${baseUrl}/healthz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return { proc, baseUrl, exited, output: () => ({ stdout: '', stderr }) };
-    await sleep(100);
-  }
-  throw new Error(`serve on port ${port} did not become healthy (exit ${String(proc.exitCode)}): ${stderr}`);
-}
-
 const workerPids = (primary: number): number[] => {
   try {
     return execFileSync('pgrep', ['-P', String(primary)], { encoding: 'utf8' })
@@ -244,7 +220,7 @@ describeOrSkip(servers.withoutPostgres, 'serve --workers 2 on PostgreSQL', () =>
     assert.ok(await portFree(port), `port ${port} still taken after the primary and its workers ended`);
 
     // What the unit's Restart=always does: the same command again, on the same port.
-    const again = await serveOn(env, port, ['--workers', '2']);
+    const again = await startServer(env, ['--workers', '2'], { port });
     const key = await newKey(env);
     const answer = await fetch(`${again.baseUrl}/v1/contacts`, { headers: { authorization: `Bearer ${key}` } });
     await answer.body?.cancel();

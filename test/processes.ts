@@ -69,9 +69,17 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export async function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServerProcess> {
+/**
+ * Starts `serve` with `args` on a free port (or on `port`, when the test needs that one) and waits
+ * until it answers /healthz.
+ */
+export async function startServer(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  options: { port?: number } = {},
+): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const proc = spawn(process.execPath, [CLI, 'serve', ...args], {
       env: { ...env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,7 +112,7 @@ export async function startServer(env: NodeJS.ProcessEnv, args: string[] = []): 
     if (!ended) proc.kill('SIGKILL');
     await exited;
     // Someone else took the port between our probe and the server's bind: pick another one.
-    if (/EADDRINUSE/.test(stderr) && attempt < 4) continue;
+    if (/EADDRINUSE/.test(stderr) && attempt < 4 && options.port === undefined) continue;
     throw new Error(`the server did not become healthy (exit ${String(proc.exitCode)}):\n${stderr}`);
   }
 }
