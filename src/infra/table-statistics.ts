@@ -86,17 +86,23 @@ const CHANGED_TABLES = `
    ORDER BY s.relname`;
 
 /**
- * The most common workspaces of each named table whose `workspace_id` statistics list every
- * workspace they saw (fewer values than the statistics target, and not one row per workspace), by
- * table name, as a uuid[] literal. pg_stats costs milliseconds on the embedded store: read only
- * after rows were written.
+ * The most common workspaces of each named table whose `workspace_id` statistics estimate any other
+ * workspace at under two rows (its most common values add up to nearly the whole table, as when
+ * they list every workspace the analysis saw), by table name, as a uuid[] literal. Where they leave
+ * workspaces out (a table larger than a sample, with many of them), the others are estimated from
+ * those left out, not at one row, and an analysis would not list a new one either. pg_stats costs
+ * milliseconds on the embedded store: read only after rows were written.
  */
 async function knownWorkspaces(db: Queryable, tables: string[]): Promise<Map<string, string>> {
   const { rows } = await db.query<{ name: string; known: string }>(
-    `SELECT tablename AS name, coalesce(most_common_vals::text, '{}') AS known FROM pg_stats
-      WHERE schemaname = current_schema() AND tablename = ANY($1::text[]) AND attname = 'workspace_id'
-        AND n_distinct <> -1
-        AND coalesce(cardinality(most_common_freqs), 0) < current_setting('default_statistics_target')::int`,
+    `SELECT s.tablename AS name, coalesce(s.most_common_vals::text, '{}') AS known
+       FROM pg_stats s JOIN pg_class c ON c.oid = format('%I.%I', s.schemaname, s.tablename)::regclass
+      WHERE s.schemaname = current_schema() AND s.tablename = ANY($1::text[]) AND s.attname = 'workspace_id'
+        AND s.n_distinct <> -1
+        AND (1 - s.null_frac - coalesce((SELECT sum(f) FROM unnest(s.most_common_freqs) f), 0))
+            / greatest(CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END
+                       - coalesce(cardinality(s.most_common_freqs), 0), 1)
+            * c.reltuples < 2`,
     [tables],
   );
   return new Map(rows.map((r) => [r.name, r.known]));
