@@ -168,7 +168,8 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   pool.on('connect', (client) => connections.add(client));
   pool.on('remove', (client) => connections.delete(client));
   const reachability = new StoreReachability(
-    () => new pg.Client({ connectionString: url, application_name: 'workspace-public-api-probe' }),
+    // TCP keepalive: a connection idle between probes is not dropped by a NAT or firewall on the way.
+    () => new pg.Client({ connectionString: url, application_name: 'workspace-public-api-probe', keepAlive: true }),
     () => {
       for (const client of connections) destroyConnection(client);
     },

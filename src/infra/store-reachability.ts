@@ -117,13 +117,31 @@ export class StoreReachability {
     this.#probing = true;
     try {
       const client = this.#openClient();
-      client.on('error', () => undefined);
+      this.#watch(client);
       this.#client = client;
       if ((await this.#ask(client, CONNECT_TIMEOUT_MS, true)) !== 'answered') this.#dropClient();
     } finally {
       this.#probing = false;
       this.#lastProbeAt = Date.now();
     }
+  }
+
+  /**
+   * The probe's connection lost while the database answers (its session terminated, a restart, an
+   * idle connection dropped on the way) is opened again at once, not by the next probe: that one
+   * would have to give a new connection CONNECT_TIMEOUT_MS, and a stall would take that long to
+   * tell.
+   */
+  #watch(client: pg.Client): void {
+    const lost = () => {
+      if (this.#client !== client) return;
+      this.#client = null;
+      setTimeout(() => {
+        if (!this.#client && !this.#probing && !this.#closed && !this.#unreachable) void this.#open();
+      }, RECHECK_MS).unref();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
   }
 
   async #suspect(): Promise<void> {
@@ -162,7 +180,7 @@ export class StoreReachability {
         if (answer === 'late') return false;
       }
       const client = this.#openClient();
-      client.on('error', () => undefined);
+      this.#watch(client);
       this.#client = client;
       const answer = await this.#ask(client, CONNECT_TIMEOUT_MS, true);
       if (answer !== 'answered') this.#dropClient();

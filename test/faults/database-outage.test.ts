@@ -310,7 +310,16 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
     const first = await liveServer();
     const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
     const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'stall' });
-    await sleep(1_500);
+    await sleep(1_000);
+    // The connection the server probes on is lost first (a terminated session, a restart): the
+    // server opens it again before it is needed, or the stall would take its new connection's 2 s.
+    const { rows } = await fdb.db.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = $1 AND application_name = 'workspace-public-api-probe' AND client_port = ANY($2::int[])`,
+      [fdb.name, proxy.upstreamPorts()],
+    );
+    const probesTerminated = rows[0]!.n;
+    await sleep(1_000);
 
     load.setPhase('stalled');
     const stalledAt = Date.now();
@@ -345,6 +354,7 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
       duringStall: during.length,
       longestDuringStallMs: longest(during),
       readyzMs: readyz.endedAt - readyz.startedAt,
+      probesTerminated,
       recoveryMs,
       process: state.alive ? 'alive' : 'died',
     });
@@ -353,6 +363,7 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
     report(t, writes);
 
     assert.ok(state.alive, `the server process must survive the stall; it ${state.description}`);
+    assert.equal(probesTerminated, 1, "the probe's connection was terminated before the stall");
     assertOnlySuccessOrClean503(sent);
     const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
     assert.deepEqual(
