@@ -6,18 +6,19 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
-import type { Database } from '../src/infra/database.js';
+import type { Database, Queryable } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { RedisRateLimitStore, type BucketState } from '../src/infra/rate-limit-store.js';
 import { RedisConnection } from '../src/infra/redis.js';
-import { RedisConcurrencyStore } from '../src/infra/concurrency-store.js';
+import { PostgresConcurrencyStore, RedisConcurrencyStore } from '../src/infra/concurrency-store.js';
 import {
   contactBody,
   idem,
   openTestDatabase,
   sleep,
   startTestServer,
+  STORE,
   testConfig,
   type TestResponse,
   type TestServer,
@@ -437,4 +438,37 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
       await s.close();
     }
   });
+});
+
+test(`places given back while the database could not be reached are given back with the next take (${STORE} store)`, async () => {
+  // The database fails every release while "down": a terminated session, an outage.
+  let down = false;
+  const flaky: Queryable = {
+    query: (sql, params, name) =>
+      down && sql.startsWith('DELETE')
+        ? Promise.reject(new Error('Connection terminated'))
+        : db.query(sql, params, name),
+    exec: (script) => db.exec(script),
+  };
+  const places = new PostgresConcurrencyStore(flaky);
+  const bucket = `pg-leftovers-${process.pid}-${Date.now()}`;
+  assert.equal(await places.acquire(bucket, 'first', 2, 45_000), true);
+  assert.equal(await places.acquire(bucket, 'second', 2, 45_000), true);
+  down = true;
+  await places.release(bucket, 'first');
+  await places.release(bucket, 'second');
+  down = false;
+  // Without the leftovers given back, both places would stay taken for 45 s.
+  assert.equal(await places.acquire(bucket, 'third', 2, 45_000), true);
+  assert.equal(await places.acquire(bucket, 'fourth', 2, 45_000), true);
+  assert.equal(await places.acquire(bucket, 'fifth', 2, 45_000), false, 'the limit holds');
+  const { rows } = await db.query<{ holder: string }>(
+    'SELECT holder FROM concurrency_leases WHERE bucket = $1 ORDER BY holder',
+    [bucket],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.holder),
+    ['fourth', 'third'],
+    'counted in the database, not in memory',
+  );
 });

@@ -65,8 +65,38 @@ type RedisWithAcquire = Redis & {
 };
 
 const REDIS_KEY_PREFIX = 'wsapi:inflight:';
-/** Places given back during a Redis outage that are remembered, to give them back once it answers. */
-const MAX_UNRELEASED = 10_000;
+
+/**
+ * Places given back while the shared store could not be reached, remembered to be given back there
+ * once it answers (before the next place is taken), so that a key's places are not held until their
+ * leases run out after an outage. Bounded: past 10,000, the oldest are left to their leases.
+ */
+class UnreleasedPlaces {
+  static readonly MAX = 10_000;
+  /** holder → bucket */
+  readonly #places = new Map<string, string>();
+
+  get size(): number {
+    return this.#places.size;
+  }
+
+  remember(bucket: string, holder: string): void {
+    if (this.#places.size >= UnreleasedPlaces.MAX) this.#places.delete(this.#places.keys().next().value!);
+    this.#places.set(holder, bucket);
+  }
+
+  /** Gives them back with `giveBack`; those it could not give back are remembered again. */
+  async release(giveBack: (places: [holder: string, bucket: string][]) => Promise<unknown>): Promise<void> {
+    const places = [...this.#places];
+    this.#places.clear();
+    try {
+      await giveBack(places);
+    } catch (err) {
+      for (const [holder, bucket] of places) this.#places.set(holder, bucket);
+      throw err;
+    }
+  }
+}
 
 /**
  * Places in Redis. When Redis cannot answer, places are counted in this process's memory instead
@@ -76,11 +106,7 @@ const MAX_UNRELEASED = 10_000;
 export class RedisConcurrencyStore implements ConcurrencyStore {
   readonly #redis: RedisConnection;
   readonly #fallback = new MemoryConcurrencyStore();
-  /**
-   * Places given back while Redis could not be reached: given back again once it answers, so a
-   * key's places are not held there until their leases run out after an outage.
-   */
-  readonly #unreleased = new Map<string, string>();
+  readonly #unreleased = new UnreleasedPlaces();
 
   constructor(redis: RedisConnection) {
     redis.client.defineCommand('concurrencyAcquire', { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
@@ -90,25 +116,18 @@ export class RedisConcurrencyStore implements ConcurrencyStore {
   async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
     return this.#redis.run(
       async (client) => {
-        if (this.#unreleased.size > 0) await this.#releaseLeftovers(client);
+        if (this.#unreleased.size > 0) {
+          await this.#unreleased.release(async (places) => {
+            const pipeline = client.pipeline();
+            for (const [holder, bucket] of places) pipeline.zrem(REDIS_KEY_PREFIX + bucket, holder);
+            await pipeline.exec();
+          });
+        }
         const key = REDIS_KEY_PREFIX + bucket;
         return (await (client as RedisWithAcquire).concurrencyAcquire(key, holder, limit, leaseMs)) === 1;
       },
       () => this.#fallback.acquireNow(bucket, holder, limit, leaseMs),
     );
-  }
-
-  async #releaseLeftovers(client: Redis): Promise<void> {
-    const leftovers = [...this.#unreleased];
-    this.#unreleased.clear();
-    const pipeline = client.pipeline();
-    for (const [holder, bucket] of leftovers) pipeline.zrem(REDIS_KEY_PREFIX + bucket, holder);
-    try {
-      await pipeline.exec();
-    } catch (err) {
-      for (const [holder, bucket] of leftovers) this.#unreleased.set(holder, bucket);
-      throw err;
-    }
   }
 
   /** Tried even while Redis fails: it is off the request's path, and a place left held would wait for its lease. */
@@ -117,9 +136,7 @@ export class RedisConcurrencyStore implements ConcurrencyStore {
     try {
       await this.#redis.client.zrem(REDIS_KEY_PREFIX + bucket, holder);
     } catch {
-      // Bounded: past it, the oldest leftovers are left to their leases.
-      if (this.#unreleased.size >= MAX_UNRELEASED) this.#unreleased.delete(this.#unreleased.keys().next().value!);
-      this.#unreleased.set(holder, bucket);
+      this.#unreleased.remember(bucket, holder);
     }
   }
 
@@ -135,6 +152,7 @@ export class RedisConcurrencyStore implements ConcurrencyStore {
 export class PostgresConcurrencyStore implements ConcurrencyStore {
   readonly #db: Queryable;
   readonly #fallback = new MemoryConcurrencyStore();
+  readonly #unreleased = new UnreleasedPlaces();
 
   constructor(db: Queryable) {
     this.#db = db;
@@ -142,6 +160,15 @@ export class PostgresConcurrencyStore implements ConcurrencyStore {
 
   async acquire(bucket: string, holder: string, limit: number, leaseMs: number): Promise<boolean> {
     try {
+      if (this.#unreleased.size > 0) {
+        await this.#unreleased.release((places) =>
+          this.#db.query(
+            `DELETE FROM concurrency_leases l USING unnest($1::text[], $2::text[]) AS p(holder, bucket)
+              WHERE l.bucket = p.bucket AND l.holder = p.holder`,
+            [places.map(([holder]) => holder), places.map(([, b]) => b)],
+          ),
+        );
+      }
       const { rows } = await this.#db.query<{ taken: boolean }>(
         'SELECT concurrency_acquire($1, $2, $3, $4) AS taken',
         [bucket, holder, limit, leaseMs],
@@ -153,6 +180,7 @@ export class PostgresConcurrencyStore implements ConcurrencyStore {
     }
   }
 
+  /** Tried even while the database fails; one that cannot reach it is given back with the next take. */
   async release(bucket: string, holder: string): Promise<void> {
     this.#fallback.releaseNow(bucket, holder);
     await this.#db
@@ -161,7 +189,7 @@ export class PostgresConcurrencyStore implements ConcurrencyStore {
         [bucket, holder],
         'concurrency_release',
       )
-      .catch(() => undefined);
+      .catch(() => this.#unreleased.remember(bucket, holder));
   }
 
   async purge(): Promise<void> {
