@@ -72,7 +72,11 @@ export default fp<ErrorsOptions>(
           : toApiError(raw, request.method);
       // A shed request is a refusal by design, not a failure: its "request completed" line and
       // wsapi_load_shed_total tell of it, without an error line and its stack for each one.
-      if (err.status >= 500 && err.code !== 'server_overloaded') {
+      // A store that cannot answer is an outage, not a fault of the code: one warning line each,
+      // without a stack (an outage answers hundreds a second, every one the same).
+      if (err.code === 'service_unavailable') {
+        request.log.warn({ error: { name: raw.name, code: raw.code }, code: err.code }, 'request failed');
+      } else if (err.status >= 500 && err.code !== 'server_overloaded') {
         // Only what identifies the failure: driver messages and error properties can carry the
         // statement's parameters, which are a tenant's data.
         request.log.error(

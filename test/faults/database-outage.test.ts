@@ -364,6 +364,19 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
 
     assert.ok(state.alive, `the server process must survive the stall; it ${state.description}`);
     assert.equal(probesTerminated, 1, "the probe's connection was terminated before the stall");
+    // Each 503 of the outage is one warning line, without a stack, and names no address.
+    const failedLines = first
+      .output()
+      .stdout.split('\n')
+      .filter((line) => line.includes('"msg":"request failed"'))
+      .map((line) => JSON.parse(line) as { level: number; error?: Record<string, unknown> });
+    assert.ok(failedLines.length > 0, 'the 503s are logged');
+    assert.deepEqual(
+      failedLines.filter((l) => l.level !== 40 || 'stack' in (l.error ?? {})),
+      [],
+      'a 503 of an outage is logged at warn, without a stack',
+    );
+    assert.doesNotMatch(first.output().stdout, /127\.0\.0\.1|postgres:\/\//, 'no address in the log');
     assertOnlySuccessOrClean503(sent);
     const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
     assert.deepEqual(

@@ -319,11 +319,16 @@ export class WebhookDelivery {
     else this.#schedule(0);
   }
 
-  /** At most one line every 30 s: a store that is down would otherwise log several a second. */
+  /**
+   * At most one line every 30 s: a store that is down would otherwise log several a second. Only
+   * what identifies the failure, as for a request's: a driver's message can name the database's
+   * address or carry a statement's values.
+   */
   #warn(err: unknown, message: string): void {
     if (Date.now() - this.#warnedAt < 30_000) return;
     this.#warnedAt = Date.now();
-    this.#deps.log.warn({ err: (err as Error).message }, message);
+    const { name, code } = err as { name?: unknown; code?: unknown };
+    this.#deps.log.warn({ error: { name, code } }, message);
   }
 
   #runTurn(): void {
