@@ -8,8 +8,9 @@
 // has been in flight for SUSPECT_AFTER_MS, a probe asks, on a connection of its own that nothing
 // else queues on, for `SELECT 1`. A database that answers it within PROBE_TIMEOUT_MS is slow, not
 // gone, and nothing changes. One that does not is unreachable: every pool connection is closed (the
-// statements in flight fail, their transactions never committed) and every request fails at once,
-// until a probe, every RECHECK_MS, is answered again.
+// statements in flight fail; a transaction whose COMMIT went unanswered may have committed, which
+// its write's Idempotency-Key replays) and every request fails at once, until a probe, every
+// RECHECK_MS, is answered again.
 import type pg from 'pg';
 
 /** An operation in flight this long asks for a probe (at most one per RECHECK_MS). */
