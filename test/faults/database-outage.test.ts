@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ownerCommands } from '../../src/modules/owner/owner.service.js';
-import { cleanUpProcesses, startServer, type ServerProcess } from '../processes.js';
+import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from '../processes.js';
 import {
   assertCleanUnavailable,
   call,
@@ -22,6 +22,7 @@ import {
   newWorkspaceKey,
   openFaultDatabase,
   processState,
+  REDIS_URL,
   report,
   retryUntilDone,
   serverEnv,
@@ -306,94 +307,119 @@ describe('PostgreSQL stops in the middle of a load', () => {
 });
 
 describe('PostgreSQL stops answering (a stalled network) in the middle of a load', () => {
-  test('every request is answered within 1 s, a clean 503 while it does not answer; recovery without a restart; each write once', async (t) => {
-    const first = await liveServer();
-    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
-    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'stall' });
-    await sleep(1_000);
-    // The connection the server probes on is lost first (a terminated session, a restart): the
-    // server opens it again before it is needed, or the stall would take its new connection's 2 s.
-    const { rows } = await fdb.db.query<{ n: number }>(
-      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+  // The README's default deployment (rate limits and requests in flight counted in PostgreSQL, which
+  // stalls too), and two processes with Redis, each with its own probe.
+  for (const deployment of [
+    { label: 'one process, no Redis', workers: 1, redis: false },
+    { label: 'two processes, Redis', workers: 2, redis: true },
+  ]) {
+    test(`every request is answered within 1 s, a clean 503 while it does not answer; recovery without a restart; each write once (${deployment.label})`, async (t) => {
+      const first = deployment.redis
+        ? await startServer(
+            serverEnv({ DATABASE_URL: throughProxy(fdb.url, proxy.port), DB_POOL_SIZE: '4', REDIS_URL }),
+            ['--workers', String(deployment.workers)],
+          )
+        : await liveServer();
+      try {
+        const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+        const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'stall' });
+        await sleep(1_000);
+        // The connection the server probes on is lost first (a terminated session, a restart): the
+        // server opens it again before it is needed, or the stall would take its new connection's 2 s.
+        const { rows } = await fdb.db.query<{ n: number }>(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
         WHERE datname = $1 AND application_name = 'workspace-public-api-probe' AND client_port = ANY($2::int[])`,
-      [fdb.name, proxy.upstreamPorts()],
-    );
-    const probesTerminated = rows[0]!.n;
-    await sleep(1_000);
+          [fdb.name, proxy.upstreamPorts()],
+        );
+        const probesTerminated = rows[0]!.n;
+        await sleep(1_000);
 
-    load.setPhase('stalled');
-    const stalledAt = Date.now();
-    // Connections stay open and new ones are accepted, but nothing reaches PostgreSQL or comes back.
-    proxy.pause();
-    await sleep(500);
-    const readyz = await call(first.baseUrl, 'GET', '/readyz');
-    await sleep(2_500);
+        load.setPhase('stalled');
+        const stalledAt = Date.now();
+        // Connections stay open and new ones are accepted, but nothing reaches PostgreSQL or comes back.
+        proxy.pause();
+        await sleep(500);
+        const readyz = await call(first.baseUrl, 'GET', '/readyz');
+        await sleep(2_500);
 
-    load.setPhase('recovering');
-    const resumedAt = Date.now();
-    proxy.resume();
-    const recoveryMs = await waitFor(10_000, async () => {
-      if (!processState(first).alive) return true;
-      return (await call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status === 200;
+        load.setPhase('recovering');
+        const resumedAt = Date.now();
+        proxy.resume();
+        const recoveryMs = await waitFor(10_000, async () => {
+          if (!processState(first).alive) return true;
+          return (await call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key })).status === 200;
+        });
+        load.setPhase('after');
+        await sleep(1_000);
+        const sent = await load.stop();
+        const state = processState(first);
+
+        // Requests that were waiting on the database when it stalled, and those sent while it was stalled.
+        const inFlight = sent.filter((s) => s.answer.startedAt < stalledAt && s.answer.endedAt > stalledAt);
+        const during = sent.filter((s) => s.answer.startedAt >= stalledAt && s.answer.startedAt < resumedAt);
+        const waited = (s: Sent) => s.answer.endedAt - Math.max(s.answer.startedAt, stalledAt);
+        const longest = (list: Sent[]) => Math.max(0, ...list.map(waited));
+        report(t, {
+          requests: sent.length,
+          statuses: countStatuses(sent),
+          inFlightAtStall: inFlight.length,
+          longestInFlightMs: longest(inFlight),
+          duringStall: during.length,
+          longestDuringStallMs: longest(during),
+          readyzMs: readyz.endedAt - readyz.startedAt,
+          probesTerminated,
+          recoveryMs,
+          process: state.alive ? 'alive' : 'died',
+        });
+
+        const writes = await assertExactlyOnce(
+          (processState(first).alive ? first : await liveServer()).baseUrl,
+          sent,
+          workspaceId,
+          key,
+        );
+        report(t, writes);
+
+        assert.ok(state.alive, `the server process must survive the stall; it ${state.description}`);
+        // Every process's probe connection (the file's other server, when it runs, has its own too).
+        assert.ok(
+          probesTerminated >= deployment.workers,
+          `probe connections terminated before the stall: ${probesTerminated}`,
+        );
+        // Each 503 of the outage is one warning line, without a stack, and names no address.
+        const failedLines = first
+          .output()
+          .stdout.split('\n')
+          .filter((line) => line.includes('"msg":"request failed"'))
+          .map((line) => JSON.parse(line) as { level: number; error?: Record<string, unknown> });
+        assert.ok(failedLines.length > 0, 'the 503s are logged');
+        assert.deepEqual(
+          failedLines.filter((l) => l.level !== 40 || 'stack' in (l.error ?? {})),
+          [],
+          'a 503 of an outage is logged at warn, without a stack',
+        );
+        assert.doesNotMatch(first.output().stdout, /127\.0\.0\.1|postgres:\/\//, 'no address in the log');
+        assertOnlySuccessOrClean503(sent);
+        const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
+        assert.deepEqual(
+          late.map((s) => `${s.op} ${s.answer.status} after ${waited(s)} ms`),
+          [],
+          `every request answered within ${UNREACHABLE_ANSWER_MS} ms of the stall or of its arrival`,
+        );
+        assert.ok(during.length > 20, `requests while the database was stalled: ${during.length}`);
+        const stillAnswered = during.filter((s) => s.answer.endedAt < resumedAt);
+        assert.deepEqual([...new Set(stillAnswered.map((s) => s.answer.status))], [503], 'all 503 while it is stalled');
+        assert.equal(readyz.status, 503, '/readyz while the database is stalled');
+        assert.ok(readyz.endedAt - readyz.startedAt <= UNREACHABLE_ANSWER_MS, '/readyz answers within 1 s');
+        assert.ok(recoveryMs !== null && recoveryMs < 5_000, `recovery took ${recoveryMs} ms`);
+        const tail = sent.filter((s) => s.phaseAtStart === 'after');
+        assert.ok(tail.length > 10, `requests after recovery: ${tail.length}`);
+        assert.deepEqual([...new Set(tail.map((s) => s.answer.status))].sort(), [200, 201], 'all 2xx after');
+      } finally {
+        if (deployment.redis) await stopServer(first);
+      }
     });
-    load.setPhase('after');
-    await sleep(1_000);
-    const sent = await load.stop();
-    const state = processState(first);
-
-    // Requests that were waiting on the database when it stalled, and those sent while it was stalled.
-    const inFlight = sent.filter((s) => s.answer.startedAt < stalledAt && s.answer.endedAt > stalledAt);
-    const during = sent.filter((s) => s.answer.startedAt >= stalledAt && s.answer.startedAt < resumedAt);
-    const waited = (s: Sent) => s.answer.endedAt - Math.max(s.answer.startedAt, stalledAt);
-    const longest = (list: Sent[]) => Math.max(0, ...list.map(waited));
-    report(t, {
-      requests: sent.length,
-      statuses: countStatuses(sent),
-      inFlightAtStall: inFlight.length,
-      longestInFlightMs: longest(inFlight),
-      duringStall: during.length,
-      longestDuringStallMs: longest(during),
-      readyzMs: readyz.endedAt - readyz.startedAt,
-      probesTerminated,
-      recoveryMs,
-      process: state.alive ? 'alive' : 'died',
-    });
-
-    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
-    report(t, writes);
-
-    assert.ok(state.alive, `the server process must survive the stall; it ${state.description}`);
-    assert.equal(probesTerminated, 1, "the probe's connection was terminated before the stall");
-    // Each 503 of the outage is one warning line, without a stack, and names no address.
-    const failedLines = first
-      .output()
-      .stdout.split('\n')
-      .filter((line) => line.includes('"msg":"request failed"'))
-      .map((line) => JSON.parse(line) as { level: number; error?: Record<string, unknown> });
-    assert.ok(failedLines.length > 0, 'the 503s are logged');
-    assert.deepEqual(
-      failedLines.filter((l) => l.level !== 40 || 'stack' in (l.error ?? {})),
-      [],
-      'a 503 of an outage is logged at warn, without a stack',
-    );
-    assert.doesNotMatch(first.output().stdout, /127\.0\.0\.1|postgres:\/\//, 'no address in the log');
-    assertOnlySuccessOrClean503(sent);
-    const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
-    assert.deepEqual(
-      late.map((s) => `${s.op} ${s.answer.status} after ${waited(s)} ms`),
-      [],
-      `every request answered within ${UNREACHABLE_ANSWER_MS} ms of the stall or of its arrival`,
-    );
-    assert.ok(during.length > 20, `requests while the database was stalled: ${during.length}`);
-    const stillAnswered = during.filter((s) => s.answer.endedAt < resumedAt);
-    assert.deepEqual([...new Set(stillAnswered.map((s) => s.answer.status))], [503], 'all 503 while it is stalled');
-    assert.equal(readyz.status, 503, '/readyz while the database is stalled');
-    assert.ok(readyz.endedAt - readyz.startedAt <= UNREACHABLE_ANSWER_MS, '/readyz answers within 1 s');
-    assert.ok(recoveryMs !== null && recoveryMs < 5_000, `recovery took ${recoveryMs} ms`);
-    const tail = sent.filter((s) => s.phaseAtStart === 'after');
-    assert.ok(tail.length > 10, `requests after recovery: ${tail.length}`);
-    assert.deepEqual([...new Set(tail.map((s) => s.answer.status))].sort(), [200, 201], 'all 2xx after');
-  });
+  }
 
   test('a slow database is waited for: answers that take over a second are 2xx, never a 503', async (t) => {
     const first = await liveServer();
