@@ -12,6 +12,7 @@ import errors from './plugins/errors.js';
 import { earlyRefusals } from './plugins/early-refusals.js';
 import { accountEveryAnswer, logEachArrival } from './http/request-accounting.js';
 import { requestIds } from './http/request-ids.js';
+import { issueConsistencyTokens } from './http/consistency.js';
 import { serverOptions } from './http/server-options.js';
 import { useStrictValidators } from './http/validators.js';
 import { healthRoutes } from './api/health.js';
@@ -71,6 +72,7 @@ export async function buildApp(
   });
   app.addHook('onListen', async () => services.shedder.watchEventLoop());
   accountEveryAnswer(app, services);
+  issueConsistencyTokens(app, services.reads);
 
   // Outbound webhooks: every process that delivers runs the loop; the store shares the work out
   // (modules/webhooks/delivery.ts). Its series are on /metrics whether this process delivers or not.
@@ -123,6 +125,7 @@ export async function buildApp(
       await services.concurrency.close();
       services.redis?.close();
       services.shedder.close();
+      await services.reads.close();
     },
   };
 }

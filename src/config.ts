@@ -20,6 +20,11 @@ const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_LISTEN_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_TRANSACTION_POOLER: Type.Boolean({ default: false }),
+  // Streaming replicas of DATABASE_URL's PostgreSQL, comma-separated (docs/scaling.md, "Read replicas").
+  DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://[^,]+(,postgres(ql)?://[^,]+)*$' })),
+  DATABASE_READ_MAX_LAG_MS: Type.Integer({ minimum: 10, maximum: 600_000, default: 1_000 }),
+  DATABASE_READ_WAIT_MS: Type.Integer({ minimum: 0, maximum: 5_000, default: 50 }),
+  DATABASE_READ_CONSISTENCY: Type.Union([Type.Literal('fresh'), Type.Literal('token')], { default: 'fresh' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
@@ -75,6 +80,7 @@ export interface Config {
    * no startup options (docs/scaling.md, "PgBouncer in transaction mode").
    */
   readonly databaseTransactionPooler: boolean;
+  readonly readReplicas: ReadReplicasConfig;
   readonly dataDir: string;
   readonly dbPoolSize: number;
   readonly redisUrl: string | null;
@@ -104,6 +110,25 @@ export interface LoadSheddingConfig {
   readonly maxEventLoopDelayMs: number;
   /** requests waiting for a PostgreSQL connection (the embedded store runs one statement at a time by design) */
   readonly maxPoolWaiting: number;
+}
+
+/** Reads served by streaming replicas of the primary (infra/read-replicas.ts, docs/scaling.md). */
+export interface ReadReplicasConfig {
+  /** the replicas' URLs; none: every read goes to the primary */
+  readonly urls: readonly string[];
+  /** a replica further behind the primary than this serves no read until it catches up */
+  readonly maxLagMs: number;
+  /**
+   * how long a read with a consistency token waits for a replica to apply that write before the
+   * primary answers it instead
+   */
+  readonly waitMs: number;
+  /**
+   * What a read without a consistency token sees. `fresh`: every write committed before it arrived
+   * (the primary's position is read for it, one read shared by the requests that arrive meanwhile).
+   * `token`: what a replica within the lag bound has applied.
+   */
+  readonly consistency: 'fresh' | 'token';
 }
 
 /** How long the HTTP server waits on a client (docs/security.md, API4). */
@@ -170,12 +195,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       'Invalid configuration: DATABASE_TRANSACTION_POOLER needs DATABASE_URL (the pooler) and DATABASE_LISTEN_URL (PostgreSQL itself, for LISTEN)',
     );
   }
+  const readUrls = env.DATABASE_READ_URL?.split(',') ?? [];
+  if (readUrls.length > 0 && !env.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration: DATABASE_READ_URL names replicas of DATABASE_URL's PostgreSQL; set DATABASE_URL too",
+    );
+  }
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL ?? null,
     databaseListenUrl: env.DATABASE_LISTEN_URL ?? null,
     databaseTransactionPooler: env.DATABASE_TRANSACTION_POOLER,
+    readReplicas: Object.freeze({
+      urls: Object.freeze(readUrls),
+      maxLagMs: env.DATABASE_READ_MAX_LAG_MS,
+      waitMs: env.DATABASE_READ_WAIT_MS,
+      consistency: env.DATABASE_READ_CONSISTENCY,
+    }),
     dataDir: env.DATA_DIR,
     dbPoolSize: env.DB_POOL_SIZE,
     redisUrl: env.REDIS_URL ?? null,

@@ -7,7 +7,7 @@ import {
   RedisConcurrencyStore,
   type ConcurrencyStore,
 } from './infra/concurrency-store.js';
-import type { Database } from './infra/database.js';
+import { createPostgresDatabase, type Database } from './infra/database.js';
 import { IdempotencyStore } from './infra/idempotency-store.js';
 import { instanceSecret } from './infra/instance-settings.js';
 import { LoadShedder } from './infra/load-shedder.js';
@@ -19,6 +19,7 @@ import {
   type RateLimitStore,
 } from './infra/rate-limit-store.js';
 import { RateLimiter } from './infra/rate-limiter.js';
+import { ReadReplicas } from './infra/read-replicas.js';
 import { RedisConnection } from './infra/redis.js';
 import { Authenticator } from './modules/api-keys/authenticator.js';
 import { UsageRecorder } from './modules/api-keys/usage-recorder.js';
@@ -28,6 +29,8 @@ import { CursorCodec } from './shared/cursor.js';
 export interface Services {
   config: Config;
   db: Database;
+  /** where reads run: the primary, or streaming replicas of it (DATABASE_READ_URL) */
+  reads: ReadReplicas;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   /** requests in flight per key, across the deployment (the rate limit's store) */
@@ -80,9 +83,19 @@ export async function createServices(config: Config, db: Database): Promise<Serv
   }
   const authenticator = new Authenticator(db, config.authCacheTtlMs);
   await authenticator.start();
+  const metrics = new Metrics(db);
+  const { urls, ...replication } = config.readReplicas;
+  const reads = new ReadReplicas(
+    db,
+    urls.map((url) => createPostgresDatabase(url, config.dbPoolSize)),
+    replication,
+    (route) => metrics.readServed(route),
+  );
+  await reads.start();
   return {
     config,
     db,
+    reads,
     authenticator,
     rateLimiter: new RateLimiter(store),
     concurrency,
@@ -94,7 +107,7 @@ export async function createServices(config: Config, db: Database): Promise<Serv
     // follow, so this secret must live as long as the store does. Read at first use, so the
     // service starts (and answers 503) while the store is down.
     eventIds: once(async () => new EventIdCodec(await instanceSecret(db, 'event_id_secret'))),
-    metrics: new Metrics(db),
+    metrics,
     redis,
   };
 }

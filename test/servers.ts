@@ -79,7 +79,7 @@ async function startPrivate(
   what: string,
   command: { binary: string; args: string[]; dir: string; stop: NodeJS.Signals; uid?: number; gid?: number },
   ready: () => Promise<boolean>,
-): Promise<void> {
+): Promise<ChildProcess> {
   const logFile = join(command.dir, 'server.log');
   const out = openSync(logFile, 'a');
   const child = spawn(command.binary, command.args, {
@@ -96,10 +96,11 @@ async function startPrivate(
     if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s:\n${log()}`);
     await sleep(100);
   }
+  return child;
 }
 
 /** PostgreSQL's binaries: on PATH, or where Debian and Ubuntu install them. */
-function postgresBinaries(): { initdb: string; postgres: string } | null {
+function postgresBinaries(): { initdb: string; postgres: string; basebackup: string | null } | null {
   const debian = '/usr/lib/postgresql';
   const versions = existsSync(debian)
     ? readdirSync(debian)
@@ -109,8 +110,9 @@ function postgresBinaries(): { initdb: string; postgres: string } | null {
   const initdb = executable('initdb', { also: versions });
   if (!initdb) return null;
   // The server of the same installation as initdb.
-  const postgres = executable('postgres', { only: [dirname(realpathSync(initdb))] });
-  return postgres ? { initdb, postgres } : null;
+  const installed = [dirname(realpathSync(initdb))];
+  const postgres = executable('postgres', { only: installed });
+  return postgres ? { initdb, postgres, basebackup: executable('pg_basebackup', { only: installed }) } : null;
 }
 
 /**
@@ -155,6 +157,68 @@ async function startPrivatePostgres(): Promise<string> {
     () => accepts(url),
   );
   return url;
+}
+
+/** A primary and a streaming replica of it: its URLs, and the replica's process to stop. */
+export interface ReplicaPair {
+  primaryUrl: string;
+  replicaUrl: string;
+  /** stops the replica (immediate shutdown): nothing listens on its port afterwards */
+  stopReplica(): void;
+}
+
+/** Why no replica pair can be started here, or undefined. */
+export function withoutReplicaPair(): string | undefined {
+  const binaries = postgresBinaries();
+  if (!binaries) return 'needs PostgreSQL binaries (initdb, postgres, pg_basebackup) to start a primary and a replica';
+  if (!binaries.basebackup) return 'needs pg_basebackup beside initdb';
+  if (postgresAccount() === null) return 'as root, needs a postgres account to run PostgreSQL as';
+  return undefined;
+}
+
+/**
+ * Starts a private primary and a streaming replica of it (pg_basebackup -R), each on a free port,
+ * living as long as this process. The primary's pg_hba (initdb -A trust) lets replication in from
+ * 127.0.0.1. Check withoutReplicaPair first.
+ */
+export async function startReplicaPair(): Promise<ReplicaPair> {
+  const binaries = postgresBinaries()!;
+  const account = postgresAccount() ?? undefined;
+  const as = account ?? {};
+  const dir = mkdtempSync(join(tmpdir(), 'workspace-api-replication-'));
+  startedDirs.push(dir);
+  if (account) chownSync(dir, account.uid, account.gid);
+  const primaryData = join(dir, 'primary');
+  const replicaData = join(dir, 'replica');
+  execFileSync(binaries.initdb, ['-D', primaryData, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'], {
+    ...as,
+    stdio: 'pipe',
+  });
+  const serverArgs = (data: string, port: number) => [
+    ...['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
+    // As many as the tests' servers open (the replica must allow at least the primary's).
+    ...['-c', 'max_connections=200'],
+  ];
+  const primaryPort = await freePort();
+  const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
+  await startPrivate(
+    'a private primary',
+    { binary: binaries.postgres, args: serverArgs(primaryData, primaryPort), dir, stop: 'SIGQUIT', ...as },
+    () => accepts(primaryUrl),
+  );
+  execFileSync(
+    binaries.basebackup!,
+    ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaData, '-R', '-X', 'stream'],
+    { ...as, stdio: 'pipe' },
+  );
+  const replicaPort = await freePort();
+  const replicaUrl = `postgres://postgres@127.0.0.1:${replicaPort}/postgres`;
+  const replica = await startPrivate(
+    'a private replica',
+    { binary: binaries.postgres, args: serverArgs(replicaData, replicaPort), dir, stop: 'SIGQUIT', ...as },
+    () => accepts(replicaUrl),
+  );
+  return { primaryUrl, replicaUrl, stopReplica: () => replica.kill('SIGQUIT') };
 }
 
 async function accepts(url: string): Promise<boolean> {

@@ -82,8 +82,19 @@ after(async () => {
 // ------------------------------------------------------------------------------------------ HTTP
 
 let turn = 0;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+/**
+ * Where reads may come from replicas (DATABASE_READ_URL): the consistency token of the write made
+ * once every writer has stopped, sent by every read after it, so that the followers' last rounds
+ * and the full listings see every change. Before it, reads send none: the replica serves them.
+ */
+let readToken: string | null = null;
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: any; token: string | null }> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (method === 'GET' && readToken) headers['consistency-token'] = readToken;
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
     headers['idempotency-key'] = randomUUID();
@@ -95,7 +106,7 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  return { status: res.status, json: text ? JSON.parse(text) : undefined, token: res.headers.get('consistency-token') };
 }
 
 async function get<T>(path: string): Promise<T> {
@@ -278,7 +289,13 @@ test(`list and feed followers lose nothing under ${WRITERS} writers and owner de
     ...Array.from({ length: WRITERS }, (_, n) => writer(stopAt, n)),
     ...Array.from({ length: DELETERS }, () => deleter(stopAt)),
     ...Array.from({ length: PRODUCT_WRITERS }, (_, n) => productWriter(stopAt, n)),
-  ]).finally(() => (writersDone = true));
+  ])
+    .then(async () => {
+      const last = await call('POST', '/v1/contacts', contactBody({ name: 'after every writer' }));
+      assert.equal(last.status, 201);
+      readToken = last.token;
+    })
+    .finally(() => (writersDone = true));
   // Followers start while the writers run, and each does one last round once they have stopped.
   await sleep(500);
   const stopped = () => writersDone;
@@ -346,5 +363,19 @@ test(`list and feed followers lose nothing under ${WRITERS} writers and owner de
   for (const name of ['contactFeed', 'appointmentFeed'] as const) {
     const r = report[name];
     assert.deepEqual([r.missing.length, r.stale.length, r.notDeleted.length], [0, 0, 0], `${name}: ${summary}`);
+  }
+  if (process.env.DATABASE_READ_URL) {
+    // The servers' reads by where they went: the replica must have served most of them.
+    const routes: Record<string, number> = {};
+    for (const base of baseUrls) {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      for (const m of text.matchAll(/^wsapi_replica_routed_reads_total\{route="([a-z_]+)"\} (\d+)/gm)) {
+        routes[m[1]!] = (routes[m[1]!] ?? 0) + Number(m[2]);
+      }
+    }
+    const all = Object.values(routes).reduce((a, b) => a + b, 0);
+    console.log(`reads by route: ${JSON.stringify(routes)}`);
+    assert.ok(readToken, 'write answers carry consistency tokens');
+    assert.ok((routes.replica ?? 0) > all / 2, `the replica served most reads: ${JSON.stringify(routes)}`);
   }
 });

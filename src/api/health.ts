@@ -23,6 +23,8 @@ export async function healthRoutes(app: FastifyInstance, { services }: { service
     }
     if (services.redis) checks.redis = (await services.redis.ping()) ? 'ok' : 'unavailable';
     const ready = Object.values(checks).every((c) => c === 'ok');
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+    // A replica down or lagging leaves the process ready: the primary serves its reads meanwhile.
+    const replicas = services.reads.enabled ? { replicas: services.reads.health() } : {};
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks, ...replicas });
   });
 }

@@ -10,6 +10,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
+import { readsOf } from './consistency.js';
 import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
 import type { RouteOptions, Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
@@ -65,13 +66,14 @@ export async function listPage(
   fixed: Record<string, unknown> = {},
 ) {
   const { limit = LIMIT_DEFAULT, cursor, ...filters } = query;
+  const db = await readsOf(reply.request, services.reads);
   const sortKey = (row: Record<string, string>): Position => [row[spec.sortColumn] ?? '', row.id ?? ''];
   const page = await paginate(
     services.cursors,
     { resource: spec.resource, workspaceId, filters: { ...filters, ...fixed } },
     { limit, cursor },
     (after: Position | null, take) =>
-      listRows<Record<string, string>>(services.db, spec, workspaceId, filters, after, take, fixed),
+      listRows<Record<string, string>>(db, spec, workspaceId, filters, after, take, fixed),
     sortKey,
   );
   return reply.send(page);
@@ -107,7 +109,7 @@ export async function getOne(
   id: string,
   by?: 'external_id',
 ) {
-  const row = await findRow(services.db, spec, workspaceId, id, by);
+  const row = await findRow(await readsOf(reply.request, services.reads), spec, workspaceId, id, by);
   if (!row) throw notFound(noun);
   return reply.send({ data: row });
 }

@@ -4,6 +4,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { Saturation } from './load-shedder.js';
 import type { Database } from './database.js';
+import type { ReadRoute } from './read-replicas.js';
 
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'reused' | 'in_use';
 
@@ -13,6 +14,7 @@ export class Metrics {
   readonly #rateLimited: Counter<'bucket'>;
   readonly #idempotency: Counter<'outcome'>;
   readonly #shed: Counter<'reason'>;
+  readonly #reads: Counter<'route'>;
 
   constructor(db: Database) {
     const registers = [this.registry];
@@ -36,6 +38,12 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.#reads = new Counter({
+      name: 'wsapi_replica_routed_reads_total',
+      help: "Requests whose reads read replicas could serve (DATABASE_READ_URL), by where they went: replica, or primary and why (the position to see was ahead of every replica, no replica was healthy, the replica failed under the read, the primary's position could not be read).",
+      labelNames: ['route'],
+      registers,
+    });
     new Gauge({
       name: 'wsapi_db_pool_connections',
       help: 'Database connections of this process by state.',
@@ -53,6 +61,10 @@ export class Metrics {
   /** `route`: the matched route pattern; undefined when none matched. */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
     this.#requests.observe(method, route ?? 'unmatched', status, seconds);
+  }
+
+  readServed(route: ReadRoute): void {
+    this.#reads.inc({ route });
   }
 
   rateLimited(bucket: 'key' | 'address' | 'concurrency'): void {

@@ -17,6 +17,7 @@ from ._http import (
     RetryPolicy,
     __version__,
     format_datetime,
+    is_consistency_token,
     parse_datetime,
 )
 from .client import (
@@ -96,6 +97,7 @@ __all__ = [
     "pages",
     "iterate",
     "format_datetime",
+    "is_consistency_token",
     "parse_datetime",
     "WorkspaceApiException",
     "ApiError",

@@ -12,6 +12,11 @@ What is retried, and how (the same rules as the TypeScript client, plus 5xx):
   backoff with jitter.
 - Anything else (400, 401, 403, 404, 409 idempotency_key_reused, 410, 413, 415, 422) at once.
 
+Read-your-writes: unless built with ``read_your_writes=False``, the transport keeps the greatest
+``Consistency-Token`` of the answers it got (a deployment with read replicas sends one on every
+successful write) and sends it on every later request, retries included, so that a replica serves
+a read only once it has applied this client's writes.
+
 A retry is the same request: method, URL, body and ``Idempotency-Key``. Every request the client
 sends is safe to repeat — a GET reads, and a write carries its key, so a write whose answer was
 lost is answered on retry with the stored answer of the first (``Idempotent-Replayed: true``) and
@@ -26,6 +31,7 @@ import http.client
 import json
 import math
 import random
+import re
 import threading
 import time
 import urllib.error
@@ -48,6 +54,7 @@ __all__ = [
     "QueryValue",
     "format_datetime",
     "parse_datetime",
+    "is_consistency_token",
 ]
 
 T = TypeVar("T")
@@ -58,6 +65,26 @@ __version__ = "0.1.0"
 QueryValue = Union[None, str, int, bool, datetime, date, Sequence[str]]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+#: the form of a ``Consistency-Token``: ``1.`` and 16 lowercase hex digits (opaque otherwise)
+_CONSISTENCY_TOKEN = re.compile(r"1\.[0-9a-f]{16}")
+
+
+def is_consistency_token(value: Any) -> bool:
+    """True for a well-formed ``Consistency-Token`` (anything else an answer carries is ignored)."""
+    return isinstance(value, str) and _CONSISTENCY_TOKEN.fullmatch(value) is not None
+
+
+def _check_consistency_token(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"consistency_token must be a str or None, not {type(value).__name__}")
+    if not is_consistency_token(value):
+        raise ValueError(
+            f"consistency_token must be a Consistency-Token ('1.' and 16 lowercase hex digits), not {value[:100]!r}"
+        )
+    return value
 
 
 # ------------------------------------------------------------------------------------- results
@@ -212,6 +239,7 @@ class Transport:
         on_retry: Optional[Callable[[RetryEvent], None]] = None,
         sleep: Callable[[float], None] = time.sleep,
         opener: Optional[urllib.request.OpenerDirector] = None,
+        read_your_writes: bool = True,
     ) -> None:
         # Checked here, so a bad setting fails at construction rather than at the first call.
         if not isinstance(base_url, str):
@@ -236,6 +264,8 @@ class Transport:
         for name, function in (("on_retry", on_retry), ("sleep", sleep)):
             if function is not None and not callable(function):
                 raise TypeError(f"{name} must be callable, not {type(function).__name__}")
+        if not isinstance(read_your_writes, bool):
+            raise TypeError(f"read_your_writes must be a bool, not {type(read_your_writes).__name__}")
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeout = timeout
@@ -245,6 +275,33 @@ class Transport:
         self._sleep = sleep
         self._opener = opener or urllib.request.build_opener()
         self._limiter = _Limiter(self.retry.jitter, sleep)
+        self.read_your_writes = read_your_writes
+        self._consistency_lock = threading.Lock()
+        self._consistency_token: Optional[str] = None
+
+    @property
+    def consistency_token(self) -> Optional[str]:
+        """The greatest ``Consistency-Token`` received (None when none), sent as the
+        ``Consistency-Token`` header of every request. Setting it replaces it (None clears it);
+        a value that is not a token raises ``TypeError`` / ``ValueError``. Always None, and setting
+        it has no effect, with ``read_your_writes=False``."""
+        return self._consistency_token
+
+    @consistency_token.setter
+    def consistency_token(self, value: Optional[str]) -> None:
+        token = _check_consistency_token(value)
+        if self.read_your_writes:
+            with self._consistency_lock:
+                self._consistency_token = token
+
+    def _observe_consistency_token(self, value: Optional[str]) -> None:
+        """What an answer (of any status) says: a greater valid token replaces the one kept
+        (tokens of one deployment have a fixed width: the later write's is the greater string)."""
+        if not self.read_your_writes or value is None or not is_consistency_token(value):
+            return
+        with self._consistency_lock:
+            if self._consistency_token is None or value > self._consistency_token:
+                self._consistency_token = value
 
     def __repr__(self) -> str:  # never shows the key
         return f"Transport(base_url={self.base_url!r})"
@@ -307,7 +364,12 @@ class Transport:
             if not self._limiter.acquire(deadline) and last is not None:
                 raise last
             attempt += 1
-            request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            attempt_headers = headers
+            # The greatest token known when this attempt is sent (other threads may have raised it).
+            token = self._consistency_token
+            if token is not None and self.read_your_writes:
+                attempt_headers = {**headers, "Consistency-Token": token}
+            request = urllib.request.Request(url, data=data, headers=attempt_headers, method=method)
             sent_at = time.monotonic()
             try:
                 status, response_headers, raw = self._send(request)
@@ -326,6 +388,7 @@ class Transport:
                 continue
 
             self._limiter.observe(status, response_headers, sent_at)
+            self._observe_consistency_token(response_headers.get("consistency-token"))
             parsed = _parse_json(raw)
             if 200 <= status < 300:
                 # A deletion answers 204 without a body: its data is None.

@@ -749,6 +749,9 @@ class WorkspaceApiClient:
         user_agent: the User-Agent header.
         opener: a ``urllib.request.OpenerDirector`` (proxies, custom TLS contexts).
         sleep: what waits out a backoff or a jitter (default ``time.sleep``).
+        read_your_writes: on deployments with read replicas, keep the greatest
+            ``Consistency-Token`` of the answers and send it on every later request, so reads
+            reflect this client's writes (default True; False: tokens are neither kept nor sent).
 
     A bad setting (a missing or relative ``base_url``, a key that is not a string, a negative
     timeout) raises ``TypeError`` or ``ValueError`` here rather than at the first call.
@@ -765,6 +768,7 @@ class WorkspaceApiClient:
         user_agent: Optional[str] = None,
         opener: Any = None,
         sleep: Optional[Callable[[float], None]] = None,
+        read_your_writes: bool = True,
     ) -> None:
         kwargs: Dict[str, Any] = {}
         if sleep is not None:
@@ -777,6 +781,7 @@ class WorkspaceApiClient:
             user_agent=user_agent,
             on_retry=on_retry,
             opener=opener,
+            read_your_writes=read_your_writes,
             **kwargs,
         )
         self.v1 = V1Api(self.transport)
@@ -784,6 +789,20 @@ class WorkspaceApiClient:
 
     def __repr__(self) -> str:
         return f"WorkspaceApiClient(base_url={self.transport.base_url!r})"
+
+    @property
+    def consistency_token(self) -> Optional[str]:
+        """The greatest ``Consistency-Token`` this client has received (None when none), sent
+        with every request it makes. Hand it to another client or process
+        (``other.consistency_token = client.consistency_token``) so that its reads see this
+        client's writes. Setting it replaces it (None clears it); a value that is not a token
+        (``1.`` and 16 lowercase hex digits) raises ``TypeError`` or ``ValueError``. Always None,
+        and setting it has no effect, with ``read_your_writes=False``."""
+        return self.transport.consistency_token
+
+    @consistency_token.setter
+    def consistency_token(self, value: Optional[str]) -> None:
+        self.transport.consistency_token = value
 
     def request(
         self,

@@ -11,6 +11,8 @@
 //   - an Idempotency-Key on every write (POST, PUT, PATCH, DELETE) that does not carry one;
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
+//   - read-your-writes on deployments with read replicas: the greatest Consistency-Token received
+//     is sent on every later request (client.consistencyToken);
 //   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body;
 //   - verifyWebhook(): checks a webhook delivery's Standard Webhooks signature and returns its event;
 //   - importContacts(), readContactsCsv(), problemsCsv() (./import.ts): an import in partial batches,
@@ -214,11 +216,54 @@ export interface WorkspaceApiClientOptions {
   retryDeadline?: number;
   /** a random 0 to `retryJitter` ms added to every wait before a retry or after a hold (default 500) */
   retryJitter?: number;
+  /**
+   * read-your-writes on deployments with read replicas (default true): the client keeps the
+   * greatest Consistency-Token of its answers and sends it on every later request, so a read
+   * reflects the client's own writes. false: it neither keeps nor sends one.
+   */
+  readYourWrites?: boolean;
 }
 
 export interface WorkspaceApiClient {
   v1: V1Client;
   v2: V2Client;
+  /**
+   * The greatest Consistency-Token this client has received (undefined when none), sent as the
+   * Consistency-Token header of every request it makes. Hand it to another client or process
+   * (`other.consistencyToken = api.consistencyToken`) so that its reads see this client's writes.
+   * Setting it replaces the value (undefined clears it); a value that is not a token
+   * (`1.` and 16 lowercase hex digits) throws a TypeError. Always undefined, and setting it has no
+   * effect, when the client was built with `readYourWrites: false`.
+   */
+  consistencyToken: string | undefined;
+}
+
+/** The form of a Consistency-Token; anything else an answer carries is ignored. */
+const CONSISTENCY_TOKEN = /^1\.[0-9a-f]{16}$/;
+
+export const isConsistencyToken = (value: unknown): value is string =>
+  typeof value === 'string' && CONSISTENCY_TOKEN.test(value);
+
+/**
+ * The greatest Consistency-Token a client has seen. Tokens of one deployment have a fixed width,
+ * so the later write's token is the greater string. Several calls may be in flight: each answer
+ * can only raise it.
+ */
+class ConsistencyTokens {
+  value: string | undefined;
+
+  /** What an answer (of any status) says: a greater valid token replaces the one kept. */
+  observe(response: Response): void {
+    const token = response.headers.get('consistency-token');
+    if (isConsistencyToken(token) && (this.value === undefined || token > this.value)) this.value = token;
+  }
+
+  /** Sets the header on one attempt, unless the caller gave the call one of its own. */
+  stamp(request: Request, attempt: Request): void {
+    if (this.value !== undefined && !request.headers.has('consistency-token')) {
+      attempt.headers.set('Consistency-Token', this.value);
+    }
+  }
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -241,10 +286,12 @@ export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): Wo
     retryDeadline: options.retryDeadline ?? DEFAULT_RETRY_DEADLINE_MS,
     retryJitter: options.retryJitter ?? 500,
   };
+  const tokens = options.readYourWrites === false ? undefined : new ConsistencyTokens();
   const fetch = retrying(
     options.fetch ?? ((request: Request) => globalThis.fetch(request)),
     policy,
     new Limiter(policy.retryJitter),
+    tokens,
   );
   const headers: Middleware = {
     onRequest({ request }) {
@@ -260,7 +307,21 @@ export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): Wo
   const v2 = createClient<ClientPaths<V2Paths>, 'application/json'>({ baseUrl: options.baseUrl, fetch });
   v1.use(headers);
   v2.use(headers);
-  return { v1, v2 };
+  return {
+    v1,
+    v2,
+    get consistencyToken(): string | undefined {
+      return tokens?.value;
+    },
+    set consistencyToken(value: string | undefined) {
+      if (value !== undefined && !isConsistencyToken(value)) {
+        throw new TypeError(
+          `consistencyToken must be a Consistency-Token ("1." and 16 lowercase hex digits) or undefined, not ${shown(value)}`,
+        );
+      }
+      if (tokens) tokens.value = value;
+    },
+  };
 }
 
 /** Options come from configuration files and environment variables: their types are checked too. */
@@ -285,6 +346,10 @@ function checkOptions(options: WorkspaceApiClientOptions): void {
   // The key travels in a header: only visible ASCII can (the key itself is never shown).
   if (!/^[\x21-\x7e]+$/.test(apiKey as string)) fail('apiKey must be a non-empty string of visible ASCII characters');
   if (fetch !== undefined && typeof fetch !== 'function') fail(`fetch must be a function, not ${typeof fetch}`);
+  const { readYourWrites } = given;
+  if (readYourWrites !== undefined && typeof readYourWrites !== 'boolean') {
+    fail(`readYourWrites must be a boolean, not ${shown(readYourWrites)}`);
+  }
   for (const name of ['maxRetries', 'retryDelay', 'retryDeadline', 'retryJitter'] as const) {
     const value = given[name];
     if (value === undefined) continue;
@@ -318,7 +383,8 @@ const MAX_BACKOFF_MS = 8_000;
 
 /**
  * Wraps fetch so that a request is sent again — the same method, URL, headers (Idempotency-Key
- * included) and body — when retrying cannot do harm:
+ * included) and body — when retrying cannot do harm (only its Consistency-Token may be a later
+ * one, when an answer to another call raised it meanwhile):
  *
  * - 429 and 503: the request did nothing;
  * - 409 idempotency_key_in_use: the same request is still running; once it ends, the retry gets
@@ -338,6 +404,7 @@ function retrying(
   fetch: (request: Request) => Promise<Response>,
   policy: RetryPolicy,
   limiter: Limiter,
+  tokens: ConsistencyTokens | undefined,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const deadline = performance.now() + policy.retryDeadline;
@@ -355,13 +422,17 @@ function retrying(
       response = undefined;
       const sentAt = performance.now();
       try {
-        // A clone per attempt: a Request body can be read once.
-        response = await fetch(request.clone());
+        // A clone per attempt: a Request body can be read once. Each attempt carries the
+        // greatest Consistency-Token known when it is sent (other calls may have raised it).
+        const sent = request.clone();
+        tokens?.stamp(request, sent);
+        response = await fetch(sent);
       } catch (error) {
         if (request.signal.aborted) throw error;
         failure = error;
       }
       if (response) limiter.observe(response, sentAt);
+      if (response) tokens?.observe(response);
       const key = request.headers.get('idempotency-key');
       if (response && key !== null) sentIdempotencyKeys.set(response, key);
       const kind = response ? await retryKind(response) : 'network';

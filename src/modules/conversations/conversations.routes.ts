@@ -1,5 +1,6 @@
 // Conversation operations (spec 4.3). Messages are sensitive and need their own scope.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readsOf } from '../../http/consistency.js';
 import { principalOf } from '../../http/principal.js';
 import { listOperation, listPage } from '../../http/resource-routes.js';
 import type { RouteOptions } from '../../services.js';
@@ -49,7 +50,8 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = asyn
     async (request, reply) => {
       const { workspaceId } = principalOf(request);
       const { contact_id } = request.params;
-      if (!(await contactExists(services.db, workspaceId, contact_id))) throw notFound('contact');
+      if (!(await contactExists(await readsOf(request, services.reads), workspaceId, contact_id)))
+        throw notFound('contact');
       return listPage(services, reply, messagesSpec, workspaceId, request.query, { contact_id });
     },
   );

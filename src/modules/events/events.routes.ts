@@ -8,7 +8,9 @@ import { ApiError, eventsExpired, insufficientScope } from '../../shared/errors.
 import { paginate, type PageOf } from '../../shared/pagination.js';
 import { readResponses } from '../../http/responses.js';
 import { LIMIT_DEFAULT, NoQuery, Page, Single } from '../../shared/schemas.js';
+import { readsOf } from '../../http/consistency.js';
 import { principalOf } from '../../http/principal.js';
+import type { Queryable } from '../../infra/database.js';
 import { EVENTS_RETENTION } from '../../shared/documented-durations.js';
 import type { RouteOptions } from '../../services.js';
 import type { Scope } from '../../shared/scopes.js';
@@ -73,11 +75,16 @@ function feedPageJson(page: PageOf<FeedEvent>): string {
 
 export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { services }) => {
   /** The position `after` names in this workspace's feed; 400 when none, 410 when expired. */
-  const startOf = async (ids: EventIdCodec, workspaceId: string, after: string): Promise<EventPosition> => {
+  const startOf = async (
+    db: Queryable,
+    ids: EventIdCodec,
+    workspaceId: string,
+    after: string,
+  ): Promise<EventPosition> => {
     const parsed = ids.decode(workspaceId, after);
     const position =
       parsed?.kind === 'legacy'
-        ? await eventsRepository.legacyPosition(services.db, workspaceId, parsed.txId, parsed.seq)
+        ? await eventsRepository.legacyPosition(db, workspaceId, parsed.txId, parsed.seq)
         : (parsed?.position ?? null);
     if (position === null) {
       throw new ApiError('invalid_query_parameter', {
@@ -108,7 +115,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       const ids = await services.eventIds();
       const readable = readableResourceTypes(scopes);
       const position = await eventsRepository.head(
-        services.db,
+        await readsOf(request, services.reads),
         workspaceId,
         readable.length === RESOURCE_TYPES.length ? undefined : readable,
       );
@@ -153,7 +160,8 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
         resourceId: query.resource_id,
       };
       const ids = await services.eventIds();
-      const start = after === undefined ? null : await startOf(ids, workspaceId, after);
+      const db = await readsOf(request, services.reads);
+      const start = after === undefined ? null : await startOf(db, ids, workspaceId, after);
       const page = await paginate(
         services.cursors,
         // One spelling per set of values, and the key's readable types: a cursor is bound to what
@@ -162,11 +170,11 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
         { limit, cursor },
         async (cursorKey: readonly [string] | null, take) => {
           const from = cursorKey ? positionInCursor(ids, workspaceId, cursorKey[0]) : start;
-          const events = await eventsRepository.list(services.db, workspaceId, filters, from, take);
+          const events = await eventsRepository.list(db, workspaceId, filters, from, take);
           // Checked after reading, in a later snapshot: a purge that removed events before the
           // read is seen here; one after it removed nothing the read returned.
           const problem = from
-            ? await eventsRepository.positionProblem(services.db, workspaceId, from, typesRead(filters))
+            ? await eventsRepository.positionProblem(db, workspaceId, from, typesRead(filters))
             : null;
           if (problem) {
             throw eventsExpired(services.config.eventsRetentionDays, cursorKey ? 'cursor' : 'after', problem);

@@ -1,5 +1,6 @@
 // GET /v2/workspace: identity, status and time zone of the workspace the key belongs to.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readsOf } from '../../http/consistency.js';
 import { principalOf } from '../../http/principal.js';
 import { readResponses } from '../../http/responses.js';
 import type { RouteOptions } from '../../services.js';
@@ -25,7 +26,10 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (a
       },
     },
     async (request) => {
-      const workspace = await workspacesRepository.find(services.db, principalOf(request).workspaceId);
+      const workspace = await workspacesRepository.find(
+        await readsOf(request, services.reads),
+        principalOf(request).workspaceId,
+      );
       if (!workspace) throw notFound('workspace');
       return { data: workspace };
     },

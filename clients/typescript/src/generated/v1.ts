@@ -745,6 +745,8 @@ export interface components {
     };
   };
   parameters: {
+    /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+    ConsistencyToken: string;
     /** @description The opaque page.next_cursor of the previous page, with the same filters. */
     Cursor: string;
     /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
@@ -754,6 +756,8 @@ export interface components {
   };
   requestBodies: never;
   headers: {
+    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Token header of a later read to see this write there (of two tokens, the later write's is the greater string). */
+    'Consistency-Token': string;
     /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
     'Idempotent-Replayed': 'true';
     /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
@@ -805,7 +809,10 @@ export interface operations {
          */
         starts_before?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -859,7 +866,10 @@ export interface operations {
   getAppointment: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -925,7 +935,10 @@ export interface operations {
         /** @description Pipeline stage of the contact. */
         status?: components['schemas']['ContactStatus'];
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -998,6 +1011,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1065,6 +1079,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -1097,6 +1112,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1144,7 +1160,10 @@ export interface operations {
   getContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -1223,6 +1242,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];

@@ -1906,6 +1906,8 @@ export interface components {
     };
   };
   parameters: {
+    /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+    ConsistencyToken: string;
     /** @description The opaque page.next_cursor of the previous page, with the same filters. */
     Cursor: string;
     /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
@@ -1915,6 +1917,8 @@ export interface components {
   };
   requestBodies: never;
   headers: {
+    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Token header of a later read to see this write there (of two tokens, the later write's is the greater string). */
+    'Consistency-Token': string;
     /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
     'Idempotent-Replayed': 'true';
     /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
@@ -1966,7 +1970,10 @@ export interface operations {
          */
         starts_before?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2020,7 +2027,10 @@ export interface operations {
   getAppointment: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -2085,7 +2095,10 @@ export interface operations {
         updated_after?: string;
         status?: 'active' | 'paused' | 'draft';
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2140,7 +2153,10 @@ export interface operations {
   getAutomation: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -2208,7 +2224,10 @@ export interface operations {
         /** @description true: only items on offer; false: only retired ones. */
         active?: boolean;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2263,7 +2282,10 @@ export interface operations {
   getCatalogItem: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -2336,7 +2358,10 @@ export interface operations {
         /** @description Only contacts with one of these external_id values (up to 100, comma-separated): the contacts of one chunk of a sync in one call. */
         external_id?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2409,6 +2434,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -2473,6 +2499,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2533,6 +2560,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2576,6 +2604,7 @@ export interface operations {
       /** @description Default Response */
       207: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2633,7 +2662,10 @@ export interface operations {
   getContactByExternalId: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
         external_id: string;
@@ -2706,6 +2738,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2738,6 +2771,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -2800,6 +2834,7 @@ export interface operations {
       /** @description Deleted: no body. */
       204: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2826,7 +2861,10 @@ export interface operations {
   getContact: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -2900,6 +2938,7 @@ export interface operations {
       /** @description Deleted: no body. */
       204: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2949,6 +2988,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          'Consistency-Token': components['headers']['Consistency-Token'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -3012,7 +3052,10 @@ export interface operations {
         channel?: 'whatsapp' | 'email' | 'instagram' | 'sms' | 'webchat';
         status?: 'open' | 'closed';
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3079,7 +3122,10 @@ export interface operations {
          */
         conversation_id?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path: {
         /**
          * @description UUID
@@ -3153,7 +3199,10 @@ export interface operations {
         /** @description Only events about this resource. */
         resource_id?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3213,7 +3262,10 @@ export interface operations {
   getEventsHead: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3263,7 +3315,10 @@ export interface operations {
          */
         updated_after?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3313,7 +3368,10 @@ export interface operations {
   getWorkspace: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+      };
       path?: never;
       cookie?: never;
     };
