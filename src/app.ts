@@ -12,7 +12,7 @@ import errors from './plugins/errors.js';
 import { earlyRefusals } from './plugins/early-refusals.js';
 import { accountEveryAnswer, logEachArrival } from './http/request-accounting.js';
 import { requestIds } from './http/request-ids.js';
-import { issueConsistencyTokens } from './http/consistency.js';
+import { consistencyTokens } from './http/consistency.js';
 import { serverOptions } from './http/server-options.js';
 import { useStrictValidators } from './http/validators.js';
 import { healthRoutes } from './api/health.js';
@@ -72,7 +72,13 @@ export async function buildApp(
   });
   app.addHook('onListen', async () => services.shedder.watchEventLoop());
   accountEveryAnswer(app, services);
-  issueConsistencyTokens(app, services.reads);
+  consistencyTokens(app, services.reads);
+  const replicasLog = app.log.child({ component: 'read replicas' });
+  services.reads.logTo((change) =>
+    change.state === 'ok'
+      ? replicasLog.info(change, 'replica serves reads')
+      : replicasLog.warn(change, 'replica skipped'),
+  );
 
   // Outbound webhooks: every process that delivers runs the loop; the store shares the work out
   // (modules/webhooks/delivery.ts). Its series are on /metrics whether this process delivers or not.

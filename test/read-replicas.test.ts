@@ -149,7 +149,7 @@ test(
       assert.deepEqual([...tokens].sort(), tokens, 'later writes have greater tokens');
       const counts = await routed(reader);
       assert.ok(
-        (counts.primary_token_ahead ?? 0) - (before.primary_token_ahead ?? 0) >= 60,
+        (counts.primary_replicas_behind ?? 0) - (before.primary_replicas_behind ?? 0) >= 60,
         `reads with a token the replica had not applied went to the primary: ${JSON.stringify(counts)}`,
       );
       assert.ok((counts.replica ?? 0) - (before.replica ?? 0) >= 20, JSON.stringify(counts));
@@ -166,41 +166,50 @@ test(
   },
 );
 
-test('in fresh consistency (the default) a read without a token sees every write before it', { skip }, async () => {
-  const fresh = { ...env, DATABASE_READ_CONSISTENCY: undefined };
-  const [writer, reader] = await Promise.all([
-    startServer(fresh, ['--workers', '1']),
-    startServer(fresh, ['--workers', '1']),
-  ]);
-  try {
-    await replay(true);
-    let id = '';
+test(
+  'in fresh consistency (the default) every read sees every write before it, whatever token it sends',
+  {
+    skip,
+  },
+  async () => {
+    const fresh = { ...env, DATABASE_READ_CONSISTENCY: undefined };
+    const [writer, reader] = await Promise.all([
+      startServer(fresh, ['--workers', '1']),
+      startServer(fresh, ['--workers', '1']),
+    ]);
     try {
-      for (let i = 0; i < 10; i++) {
-        const written = await call(writer, 'POST', '/v2/contacts', { body: contactBody() });
-        id = written.json.data.id as string;
-        const got = await call(reader, 'GET', `/v2/contacts/${id}`);
-        assert.equal(
-          got.status,
-          200,
-          `read ${i} without a token, another process, replay paused: ${JSON.stringify(await routed(reader))} ${JSON.stringify(await readiness(reader))}`,
+      // A reader whose own last write is older than the others' (a client keeps its writes' token).
+      const older = (await call(reader, 'POST', '/v2/contacts', { body: contactBody() })).token!;
+      await replay(true);
+      let id = '';
+      try {
+        for (let i = 0; i < 10; i++) {
+          const written = await call(writer, 'POST', '/v2/contacts', { body: contactBody() });
+          id = written.json.data.id as string;
+          for (const token of [undefined, older]) {
+            const got = await call(reader, 'GET', `/v2/contacts/${id}`, { token });
+            assert.equal(got.status, 200, `read ${i}, token ${token}, another process, replay paused`);
+          }
+        }
+        assert.ok(
+          ((await routed(reader)).primary_replicas_behind ?? 0) >= 20,
+          'the paused replica had not applied them',
         );
+      } finally {
+        await replay(false);
       }
-      assert.ok(((await routed(reader)).primary_token_ahead ?? 0) >= 10, 'the paused replica had not applied them');
+      const before = await routed(reader);
+      for (let i = 0; i < 5; i++) assert.equal((await call(reader, 'GET', `/v2/contacts/${id}`)).status, 200);
+      const counts = await routed(reader);
+      assert.ok(
+        (counts.replica ?? 0) - (before.replica ?? 0) >= 4,
+        `replay resumed: the replica serves ${JSON.stringify(counts)}`,
+      );
     } finally {
-      await replay(false);
+      await Promise.all([stopServer(writer), stopServer(reader)]);
     }
-    const before = await routed(reader);
-    for (let i = 0; i < 5; i++) assert.equal((await call(reader, 'GET', `/v2/contacts/${id}`)).status, 200);
-    const counts = await routed(reader);
-    assert.ok(
-      (counts.replica ?? 0) - (before.replica ?? 0) >= 4,
-      `replay resumed: the replica serves ${JSON.stringify(counts)}`,
-    );
-  } finally {
-    await Promise.all([stopServer(writer), stopServer(reader)]);
-  }
-});
+  },
+);
 
 test('the TypeScript client sends the token of its last write with its reads by itself', { skip }, async () => {
   const reader = servers[1]!;
@@ -220,13 +229,92 @@ test('the TypeScript client sends the token of its last write with its reads by 
   }
 });
 
-test('a token that is not one is refused with 400 invalid_header, and changes nothing', { skip }, async () => {
-  for (const token of ['1.123', 'abc', `1.${'g'.repeat(16)}`, `2.${'0'.repeat(16)}`]) {
-    const r = await call(servers[0]!, 'GET', '/v2/contacts', { token });
-    assert.equal(r.status, 400, token);
-    assert.equal(r.json.error.code, 'invalid_header');
-  }
-});
+test(
+  'a token that is not one is refused with 400 invalid_header, by reads and writes, and changes nothing',
+  {
+    skip,
+  },
+  async () => {
+    for (const token of ['1.123', 'abc', `1.${'g'.repeat(16)}`, `2.${'0'.repeat(16)}`, `1.${'A'.repeat(16)}`]) {
+      const read = await call(servers[0]!, 'GET', '/v2/contacts', { token });
+      assert.equal(read.status, 400, token);
+      assert.equal(read.json.error.code, 'invalid_header');
+      const externalId = `refused-${randomUUID().slice(0, 8)}`;
+      const write = await call(servers[0]!, 'PUT', `/v2/contacts/external/${externalId}`, {
+        body: contactBody(),
+        token,
+      });
+      assert.equal(write.status, 400, `a write with ${token}`);
+      assert.equal(write.json.error.code, 'invalid_header');
+      assert.equal(
+        (await call(servers[0]!, 'GET', `/v2/contacts/external/${externalId}`)).status,
+        404,
+        'nothing written',
+      );
+    }
+  },
+);
+
+test(
+  "a token ahead of the primary (another cluster's, made up) waits for nothing: the replica answers",
+  { skip },
+  async () => {
+    const [writer, reader] = servers as [ServerProcess, ServerProcess];
+    const id = (await call(writer, 'POST', '/v2/contacts', { body: contactBody() })).json.data.id as string;
+    await sleep(200);
+    const before = await routed(reader);
+    for (let i = 0; i < 5; i++) {
+      const got = await call(reader, 'GET', `/v2/contacts/${id}`, { token: `1.${'f'.repeat(16)}` });
+      assert.equal(got.status, 200);
+    }
+    const counts = await routed(reader);
+    assert.equal((counts.replica ?? 0) - (before.replica ?? 0), 5, `served by the replica: ${JSON.stringify(counts)}`);
+  },
+);
+
+test(
+  'a standby of another cluster is never read: readiness says down, the primary answers, the log says why',
+  {
+    skip,
+  },
+  async () => {
+    const other = await startReplicaPair();
+    const database = new URL(env.DATABASE_URL!).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: other.primaryUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const otherReplica = Object.assign(new URL(other.replicaUrl), { pathname: `/${database}` }).href;
+    for (let i = 0; ; i++) {
+      const probe = new pg.Client({ connectionString: otherReplica });
+      const reached = await probe.connect().then(
+        () => true,
+        () => false,
+      );
+      await probe.end().catch(() => undefined);
+      if (reached) break;
+      assert.ok(i < 100, 'the other replica never received the database');
+      await sleep(100);
+    }
+    const server = await startServer({ ...env, DATABASE_READ_URL: otherReplica, LOG_LEVEL: 'info' }, [
+      '--workers',
+      '1',
+    ]);
+    try {
+      assert.deepEqual((await readiness(server)).replicas, { replica_1: 'down' });
+      const id = (await call(server, 'POST', '/v2/contacts', { body: contactBody() })).json.data.id as string;
+      assert.equal((await call(server, 'GET', `/v2/contacts/${id}`)).status, 200);
+      const counts = await routed(server);
+      assert.ok((counts.primary_no_replica_healthy ?? 0) >= 1 && !counts.replica, JSON.stringify(counts));
+      const { stdout, stderr } = server.output();
+      assert.match(stdout + stderr, /"replica":"replica_1","state":"down","reason":"another_cluster"/);
+      assert.doesNotMatch(stdout + stderr, /postgres:\/\//, 'no URL in the log');
+    } finally {
+      await stopServer(server);
+      other.stopReplica();
+    }
+  },
+);
 
 test('a replica lagging past the bound serves no read until it catches up; readiness says so', { skip }, async () => {
   const lagEnv = { ...env, DATABASE_READ_MAX_LAG_MS: '300' };
@@ -295,6 +383,9 @@ test('a replica that stops: every read is still answered, by the primary; readin
   await Promise.all(readers);
   assert.deepEqual(failures, [], 'every read answered while the replica stopped');
   assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200);
+  const { stdout, stderr } = server.output();
+  assert.match(stdout + stderr, /"replica":"replica_1","state":"down","reason":"(unreachable|failed_under_a_read)"/);
+  assert.doesNotMatch(stdout + stderr, /postgres:\/\/|127\.0\.0\.1:\d/, 'no address of the replica in the log');
   for (const id of ids) assert.equal((await call(server, 'GET', `/v2/contacts/${id}`)).status, 200);
 });
 

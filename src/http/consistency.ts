@@ -15,20 +15,24 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Each request's reads, chosen at its first read: every read of one request runs on one server. */
 const chosen = new WeakMap<FastifyRequest, Queryable | Promise<Queryable>>();
 
-/** Where this request's reads run: the primary, or a replica that has applied its token's write. */
+/** Where this request's reads run: the primary, or a replica that has applied what it must see. */
 export function readsOf(request: FastifyRequest, reads: ReadReplicas): Queryable | Promise<Queryable> {
-  if (!reads.enabled) return checkedReads(request, reads);
+  if (!reads.enabled) {
+    positionSent(request);
+    return reads.route(null);
+  }
   let target = chosen.get(request);
   if (!target) {
-    target = checkedReads(request, reads);
+    target = reads.route(positionSent(request));
     chosen.set(request, target);
   }
   return target;
 }
 
-function checkedReads(request: FastifyRequest, reads: ReadReplicas): Queryable | Promise<Queryable> {
+/** The position the request's Consistency-Token names; null without one; 400 when it is not a token. */
+function positionSent(request: FastifyRequest): bigint | null {
   const sent = request.headers[CONSISTENCY_TOKEN_HEADER];
-  if (sent === undefined) return reads.route(null);
+  if (sent === undefined) return null;
   const position = typeof sent === 'string' ? positionOfToken(sent) : null;
   if (position === null) {
     throw new ApiError('invalid_header', {
@@ -36,15 +40,24 @@ function checkedReads(request: FastifyRequest, reads: ReadReplicas): Queryable |
       details: { header: 'Consistency-Token' },
     });
   }
-  return reads.route(position);
+  return position;
 }
 
 /**
- * Gives every successful write's answer its token, where replicas serve reads. A write whose
- * position cannot be read (the primary lost right after its commit) is answered without one: its
- * client's next read then goes by the replicas' bounded lag alone.
+ * The header on every operation: a write refuses a malformed token as a read does (it has nothing
+ * to wait for); and, where replicas serve reads, every successful write's answer gets its token. A
+ * write whose position cannot be read (the primary lost right after its commit) is answered without
+ * one: its client's next read then goes by what the deployment's consistency gives any read.
  */
-export function issueConsistencyTokens(app: FastifyInstance, reads: ReadReplicas): void {
+export function consistencyTokens(app: FastifyInstance, reads: ReadReplicas): void {
+  app.addHook('preHandler', (request, _reply, done) => {
+    try {
+      if (request.principal && !READ_METHODS.has(request.method)) positionSent(request);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  });
   if (!reads.enabled) return;
   app.addHook('onSend', async (request, reply, payload) => {
     if (READ_METHODS.has(request.method) || !request.principal) return payload;

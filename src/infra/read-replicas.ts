@@ -11,12 +11,15 @@
 // presents one is served by a replica only once the replica has replayed that position, checked
 // before the read's first statement (replay only moves forward, so each later snapshot holds the
 // write); otherwise it waits up to `waitMs`, then the primary answers it. In `fresh` consistency
-// (the default) a read without a token is given the primary's position at its arrival as its
-// token: it sees every write committed before it, as on the primary, whoever wrote it.
+// (the default) every read must see the primary's position at its arrival, whatever token it
+// carries: it sees every write committed before it, as on the primary, whoever wrote it. In `token`
+// consistency a read must see its token's position, no further than the primary's: a token ahead
+// of the primary (another cluster's, or made up) is taken as the primary's position now.
 //
 // A monitor asks every MONITOR_MS for the primary's flushed position and each replica's replayed
-// one. A replica that does not answer, is no longer in recovery (promoted), or has not replayed
-// what the primary had flushed `maxLagMs` ago serves no read until it catches up. A read that
+// one. A replica that does not answer, is no longer in recovery (promoted), is a standby of another
+// cluster (its system identifier is not the primary's), or has not replayed what the primary had
+// flushed `maxLagMs` ago serves no read until it catches up; each change of state is logged. A read that
 // fails on a replica for a reason of the replica (unreachable, a statement cancelled by a recovery
 // conflict) is run again on the primary: reads change nothing.
 import type { ReadReplicasConfig } from '../config.js';
@@ -28,10 +31,12 @@ export const MONITOR_MS = 100;
 const WAIT_POLL_MS = 2;
 
 export type ReplicaHealth = 'ok' | 'lagging' | 'down';
+/** Why a replica serves no read: logged when its state changes (never its URL). */
+type DownReason = 'unreachable' | 'promoted' | 'not_streaming' | 'another_cluster' | 'failed_under_a_read';
 /** Why a read went where it went (a label of wsapi_reads_total). */
 export type ReadRoute =
   | 'replica'
-  | 'primary_token_ahead'
+  | 'primary_replicas_behind'
   | 'primary_no_replica_healthy'
   | 'primary_replica_failed'
   | 'primary_position_unknown';
@@ -62,13 +67,18 @@ interface Replica {
   readonly name: string;
   readonly db: Database;
   health: ReplicaHealth;
+  /** why it is down, while it is */
+  reason: DownReason | null;
+  /** its system identifier was found to be the primary's (checked again after each failure) */
+  sameCluster: boolean;
   /** the last replayed position read, and when */
   replayed: bigint;
-  /** a read failed on it: it serves none until the monitor has heard from it again */
-  suspect: boolean;
   /** the read of its position in flight, shared by the reads waiting on it */
   asking: Promise<bigint | null> | null;
 }
+
+/** A change of a replica's state, as logged. */
+export type ReplicaLog = (change: { replica: string; state: ReplicaHealth; reason?: DownReason }) => void;
 
 /**
  * The primary's WAL position now: a write's consistency token, and a fresh read's. A position read
@@ -129,6 +139,9 @@ export class ReadReplicas {
   #timer: NodeJS.Timeout | null = null;
   #turn = 0;
   readonly #positions: PrimaryPositions;
+  /** the primary's system identifier, once read */
+  #cluster: string | null = null;
+  #log: ReplicaLog = () => undefined;
 
   constructor(
     primary: Database,
@@ -141,8 +154,9 @@ export class ReadReplicas {
       name: `replica_${i + 1}`,
       db,
       health: 'down',
+      reason: 'unreachable',
+      sameCluster: false,
       replayed: 0n,
-      suspect: false,
       asking: null,
     }));
     this.#maxLagMs = config.maxLagMs;
@@ -150,6 +164,13 @@ export class ReadReplicas {
     this.#fresh = config.consistency === 'fresh';
     this.#onRead = onRead;
     this.#positions = new PrimaryPositions(primary);
+  }
+
+  /** Where changes of a replica's state are told (the process's log), starting with each one's state now. */
+  logTo(log: ReplicaLog): void {
+    this.#log = log;
+    for (const r of this.#replicas)
+      log({ replica: r.name, state: r.health, ...(r.reason ? { reason: r.reason } : {}) });
   }
 
   /** The primary's position, at or past every commit that ended before this call. */
@@ -175,7 +196,7 @@ export class ReadReplicas {
 
   /** Each replica's state, by name, for readiness. */
   health(): Record<string, ReplicaHealth> {
-    return Object.fromEntries(this.#replicas.map((r) => [r.name, r.suspect ? 'down' : r.health]));
+    return Object.fromEntries(this.#replicas.map((r) => [r.name, r.health]));
   }
 
   /**
@@ -189,10 +210,15 @@ export class ReadReplicas {
   }
 
   async #replicaRoute(token: bigint | null): Promise<Queryable> {
-    let position = token;
-    if (position === null && this.#fresh && this.#healthy().length > 0) {
+    let position = this.#fresh ? null : token;
+    // Fresh: the primary's position now. Token: the token's, unless it is ahead of every position
+    // the primary was seen at; then no further than the primary's now, which a real token of this
+    // primary never passes.
+    const ask = this.#fresh || (token !== null && token > (this.#samples.at(-1)?.lsn ?? 0n));
+    if (ask && this.#healthy().length > 0) {
       try {
-        position = await this.#positions.after();
+        const now = await this.#positions.after();
+        position = position === null || position > now ? now : position;
       } catch {
         // The primary cannot tell its position: the read goes to it, and fails there as it would.
         this.#onRead('primary_position_unknown');
@@ -215,7 +241,7 @@ export class ReadReplicas {
   }
 
   #healthy(): Replica[] {
-    return this.#replicas.filter((r) => r.health === 'ok' && !r.suspect);
+    return this.#replicas.filter((r) => r.health === 'ok');
   }
 
   async #choose(position: bigint | null): Promise<Replica | Exclude<ReadRoute, 'replica'>> {
@@ -228,7 +254,7 @@ export class ReadReplicas {
     for (;;) {
       const caughtUp = this.#healthy().filter((r) => r.replayed >= position);
       if (caughtUp.length > 0) return pick(caughtUp);
-      if (Date.now() >= deadline) return 'primary_token_ahead';
+      if (Date.now() >= deadline) return 'primary_replicas_behind';
       await Promise.all(this.#healthy().map((r) => this.#ask(r)));
       if (this.#healthy().some((r) => r.replayed >= position)) continue;
       await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
@@ -247,7 +273,7 @@ export class ReadReplicas {
         const { standby, lsn } = rows[0]!;
         // Promoted (no longer a replica) or not streaming yet: it serves no read.
         if (!standby || lsn === null) {
-          replica.health = 'down';
+          this.#set(replica, 'down', standby ? 'not_streaming' : 'promoted');
           return null;
         }
         const replayed = parseLsn(lsn);
@@ -255,7 +281,7 @@ export class ReadReplicas {
         return replayed;
       })
       .catch(() => {
-        replica.health = 'down';
+        this.#set(replica, 'down', 'unreachable');
         return null;
       })
       .finally(() => {
@@ -283,13 +309,46 @@ export class ReadReplicas {
       this.#replicas.map(async (replica) => {
         const replayed = await this.#ask(replica);
         if (replayed === null) return;
-        replica.suspect = false;
+        if (!replica.sameCluster && !(await this.#sameCluster(replica))) return;
         // The oldest sample the replica has not reached: it lags at least since then.
         const behind = this.#samples.find((s) => s.lsn > replayed);
         const lagMs = behind ? Date.now() - behind.at : 0;
-        replica.health = lagMs > this.#maxLagMs ? 'lagging' : 'ok';
+        this.#set(replica, lagMs > this.#maxLagMs ? 'lagging' : 'ok', null);
       }),
     );
+  }
+
+  /**
+   * Whether the replica is a standby of the primary's own cluster: a standby of another cluster
+   * answers every question the monitor asks, with positions that mean nothing here.
+   */
+  async #sameCluster(replica: Replica): Promise<boolean> {
+    const identifier = (db: Database) =>
+      db
+        .query<{ id: string }>(
+          'SELECT system_identifier::text AS id FROM pg_control_system()',
+          [],
+          'cluster_identifier',
+        )
+        .then(({ rows }) => rows[0]!.id);
+    try {
+      this.#cluster ??= await identifier(this.#primary);
+      replica.sameCluster = (await identifier(replica.db)) === this.#cluster;
+    } catch {
+      this.#set(replica, 'down', 'unreachable');
+      return false;
+    }
+    if (!replica.sameCluster) this.#set(replica, 'down', 'another_cluster');
+    return replica.sameCluster;
+  }
+
+  /** Sets a replica's state, and logs each change. */
+  #set(replica: Replica, health: ReplicaHealth, reason: DownReason | null): void {
+    if (health === 'down') replica.sameCluster = false;
+    if (replica.health === health && replica.reason === reason) return;
+    replica.health = health;
+    replica.reason = reason;
+    this.#log({ replica: replica.name, state: health, ...(reason ? { reason } : {}) });
   }
 
   /** The replica as a Queryable that moves to the primary when the replica fails under a read. */
@@ -297,7 +356,8 @@ export class ReadReplicas {
     let target: Queryable = replica.db;
     const onPrimaryFrom = (err: unknown): boolean => {
       if (target === this.#primary || !failedWithReplica(err)) return false;
-      replica.suspect = true;
+      // It serves no read until the monitor has heard from it again.
+      this.#set(replica, 'down', 'failed_under_a_read');
       target = this.#primary;
       this.#onRead('primary_replica_failed');
       return true;
