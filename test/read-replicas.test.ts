@@ -29,25 +29,14 @@ let servers: ServerProcess[] = [];
 before(async () => {
   if (skip) return;
   pair = await startReplicaPair();
-  const database = `wsapi_replicas_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: pair.primaryUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  const on = (url: string) => Object.assign(new URL(url), { pathname: `/${database}` }).href;
+  const database = await pair.createDatabase(`wsapi_replicas_${randomUUID().slice(0, 8)}`);
   replicaAdmin = new pg.Client({ connectionString: pair.replicaUrl });
   // The last test stops the replica under it.
   replicaAdmin.on('error', () => undefined);
   await replicaAdmin.connect();
-  // The new database reaches the replica with the rest of the log.
-  for (let i = 0; i < 100; i++) {
-    const { rows } = await replicaAdmin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (rows.length > 0) break;
-    await sleep(100);
-  }
   env = storeEnv(tempDir(), {
-    DATABASE_URL: on(pair.primaryUrl),
-    DATABASE_READ_URL: on(pair.replicaUrl),
+    DATABASE_URL: database.primaryUrl,
+    DATABASE_READ_URL: database.replicaUrl,
     DATABASE_READ_MAX_LAG_MS: '60000',
     DATABASE_READ_WAIT_MS: '50',
     DATABASE_READ_CONSISTENCY: 'token',
@@ -279,23 +268,7 @@ test(
   },
   async () => {
     const other = await startReplicaPair();
-    const database = new URL(env.DATABASE_URL!).pathname.slice(1);
-    const admin = new pg.Client({ connectionString: other.primaryUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${database}`);
-    await admin.end();
-    const otherReplica = Object.assign(new URL(other.replicaUrl), { pathname: `/${database}` }).href;
-    for (let i = 0; ; i++) {
-      const probe = new pg.Client({ connectionString: otherReplica });
-      const reached = await probe.connect().then(
-        () => true,
-        () => false,
-      );
-      await probe.end().catch(() => undefined);
-      if (reached) break;
-      assert.ok(i < 100, 'the other replica never received the database');
-      await sleep(100);
-    }
+    const otherReplica = (await other.createDatabase(new URL(env.DATABASE_URL!).pathname.slice(1))).replicaUrl;
     const server = await startServer({ ...env, DATABASE_READ_URL: otherReplica, LOG_LEVEL: 'info' }, [
       '--workers',
       '1',

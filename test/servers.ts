@@ -165,6 +165,8 @@ export interface ReplicaPair {
   replicaUrl: string;
   /** stops the replica (immediate shutdown): nothing listens on its port afterwards */
   stopReplica(): void;
+  /** Creates a database on the primary and waits until the replica has it: its URL on each. */
+  createDatabase(name: string): Promise<{ primaryUrl: string; replicaUrl: string }>;
 }
 
 /** Why no replica pair can be started here, or undefined. */
@@ -218,7 +220,27 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     { binary: binaries.postgres, args: serverArgs(replicaData, replicaPort), dir, stop: 'SIGQUIT', ...as },
     () => accepts(replicaUrl),
   );
-  return { primaryUrl, replicaUrl, stopReplica: () => replica.kill('SIGQUIT') };
+  const on = (url: string, name: string) => Object.assign(new URL(url), { pathname: `/${name}` }).href;
+  return {
+    primaryUrl,
+    replicaUrl,
+    stopReplica: () => replica.kill('SIGQUIT'),
+    async createDatabase(name) {
+      const admin = new pg.Client({ connectionString: primaryUrl });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      } finally {
+        await admin.end();
+      }
+      // The new database reaches the replica with the rest of the log.
+      for (let i = 0; !(await accepts(on(replicaUrl, name))); i++) {
+        if (i > 100) throw new Error('the replica never received the new database');
+        await sleep(100);
+      }
+      return { primaryUrl: on(primaryUrl, name), replicaUrl: on(replicaUrl, name) };
+    },
+  };
 }
 
 async function accepts(url: string): Promise<boolean> {
