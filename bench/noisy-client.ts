@@ -34,7 +34,7 @@ const EXAMPLE_BYTES = 300;
 /** A request not answered in this time counts as an error. */
 const REQUEST_TIMEOUT_MS = 120_000;
 
-export const A_KINDS = ['batch', 'hostile', 'events', 'deep'] as const;
+export const A_KINDS = ['batch', 'hostile', 'events', 'deep', 'lookup', 'partial', 'delete'] as const;
 export type AKind = (typeof A_KINDS)[number];
 
 export const A_KIND_LABELS: Record<AKind, string> = {
@@ -42,6 +42,9 @@ export const A_KIND_LABELS: Record<AKind, string> = {
   hostile: `POST /v2/contacts/batch/upsert, ${A_BATCH_ITEMS} items × ${A_HOSTILE_PROPERTIES} unknown properties (about 1 MiB)`,
   events: `GET /v2/events?type=(all ${RESOURCE_TYPES.length * 3} types)&limit=100`,
   deep: `GET /v2/contacts?limit=100&updated_after=…, cursors followed ${A_DEEP_PAGES} pages in`,
+  lookup: `GET /v2/contacts?external_id=(${A_BATCH_ITEMS} ids of 128 characters)&limit=100`,
+  partial: `POST /v2/contacts/batch/upsert, mode partial, ${A_BATCH_ITEMS / 2} valid and ${A_BATCH_ITEMS / 2} invalid items (207)`,
+  delete: `POST /v2/contacts/batch/delete, ${A_BATCH_ITEMS} external ids of an earlier batch`,
 };
 
 export interface Request {
@@ -217,8 +220,14 @@ export function aRequests(key: string, runId: string) {
     company_name: text('Noisy neighbour company', 160),
     origin: text('noisy-neighbour', 120),
   };
+  /** the external ids of a valid batch's items */
+  const externalIds = (batch: number) =>
+    Array.from({ length: A_BATCH_ITEMS }, (_, k) => `${runId}-${batch}-${k}-`.padEnd(128, 'x'));
+  /** valid batches sent and not yet deleted, oldest first: what lookups and batch deletes name */
+  const written: number[] = [];
   const validBatch = () => {
     const batch = n;
+    written.push(batch);
     const items = Array.from({ length: A_BATCH_ITEMS }, (_, k) => {
       const id = `${runId}-${batch}-${k}-`;
       return {
@@ -262,6 +271,35 @@ export function aRequests(key: string, runId: string) {
           const cursor = chain?.cursor ? `&cursor=${encodeURIComponent(chain.cursor)}` : '';
           return { method: 'GET', path: firstPage + cursor, headers: read };
         }
+        case 'lookup': {
+          const ids = externalIds(written.at(-1) ?? -1).join(',');
+          return {
+            method: 'GET',
+            path: `/v2/contacts?limit=100&external_id=${encodeURIComponent(ids)}`,
+            headers: read,
+          };
+        }
+        case 'partial': {
+          const batch = n;
+          const items = Array.from({ length: A_BATCH_ITEMS }, (_, k) => ({
+            external_id: `${runId}-partial-${batch}-${k}`,
+            ...fixed,
+            email: k % 2 === 0 ? `partial.${batch}.${k}@example.com` : 'not an e-mail address',
+          }));
+          return {
+            method: 'POST',
+            path: '/v2/contacts/batch/upsert',
+            headers: { ...write, 'idempotency-key': idempotencyKey() },
+            body: Buffer.from(JSON.stringify({ mode: 'partial', items })),
+          };
+        }
+        case 'delete':
+          return {
+            method: 'POST',
+            path: '/v2/contacts/batch/delete',
+            headers: { ...write, 'idempotency-key': idempotencyKey() },
+            body: Buffer.from(JSON.stringify({ external_ids: externalIds(written.shift() ?? -1) })),
+          };
       }
     },
     /** How many bytes of an answer of this kind `answered` needs. */
@@ -381,7 +419,7 @@ export function combineA(runs: AFigures[]): AFigures {
 }
 
 /**
- * A's load: A_PARALLEL closed loops, slot s starting at kind s mod 4 and cycling through the four,
+ * A's load: A_PARALLEL closed loops, slot s starting at kind s mod A_KINDS.length and cycling through them,
  * until `stop()`; then waits for the requests in flight. A 429 or 503 is counted, and its
  * Retry-After waited out: A pushes as hard as its quota lets it.
  */

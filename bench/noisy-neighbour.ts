@@ -601,12 +601,15 @@ export function renderNoisyMarkdown(report: NoisyReport): string {
   const how =
     `How A's load is made (bench/noisy-client.ts, sent from a process of its own, bench/noisy-a.ts): a key of A with every scope ` +
     `and the default quota (600 a minute) keeps ${s.a_parallel} requests in flight, each slot sending its next request as soon as ` +
-    `the previous one is answered and cycling through four kinds, so that each is always in flight: a batch upsert of ` +
+    `the previous one is answered and cycling through ${A_KINDS.length} kinds, so that each is always in flight: a batch upsert of ` +
     `${A_BATCH_ITEMS} valid contacts with every text at or near its longest (external ids of 128 characters, new on every ` +
     `request; names of 160, e-mails of 254, phones of 16); the same operation with a body of about 1 MiB, ${A_BATCH_ITEMS} items ` +
     `each carrying ${A_HOSTILE_PROPERTIES} properties the schema does not know, which is refused (422); the events feed filtered by ` +
-    `every one of its event types, 100 a page; and the list of contacts 100 a page from updated_after=${A_UPDATED_AFTER}, ` +
-    `following its cursors ${A_DEEP_PAGES} pages in and starting again. Every write has Content-Type: application/json and an ` +
+    `every one of its event types, 100 a page; the list of contacts 100 a page from updated_after=${A_UPDATED_AFTER}, ` +
+    `following its cursors ${A_DEEP_PAGES} pages in and starting again; a lookup of the list by the ${A_BATCH_ITEMS} external ids ` +
+    `of the latest valid batch (a URL of about 13 KB); a batch upsert in partial mode, half its ${A_BATCH_ITEMS} items invalid, ` +
+    `answered 207 with each invalid item's problems; and a batch delete of the ${A_BATCH_ITEMS} external ids of the oldest ` +
+    `valid batch not yet deleted. Every write has Content-Type: application/json and an ` +
     `Idempotency-Key of its own. A 429 or 503 is counted and its Retry-After waited out (as long as it is under ` +
     `${A_RETRY_AFTER_HONOURED_BELOW_MS / 1000} s): A pushes as hard as its quota and limits let it. B's key reads contacts only, with a quota its ` +
     `${s.b_connections} connections never reach. Workspaces, keys and data (2,000 contacts each, and some of every other ` +
