@@ -12,7 +12,7 @@ import errors from './plugins/errors.js';
 import { earlyRefusals } from './plugins/early-refusals.js';
 import { accountEveryAnswer, logEachArrival } from './http/request-accounting.js';
 import { requestIds } from './http/request-ids.js';
-import { consistencyTokens } from './http/consistency.js';
+import { consistencyPositions } from './http/consistency.js';
 import { serverOptions } from './http/server-options.js';
 import { useStrictValidators } from './http/validators.js';
 import { healthRoutes } from './api/health.js';
@@ -72,7 +72,7 @@ export async function buildApp(
   });
   app.addHook('onListen', async () => services.shedder.watchEventLoop());
   accountEveryAnswer(app, services);
-  consistencyTokens(app, services.reads);
+  consistencyPositions(app, services.reads);
   const replicasLog = app.log.child({ component: 'read replicas' });
   services.reads.logTo((change) =>
     change.state === 'ok'

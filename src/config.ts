@@ -119,12 +119,12 @@ export interface ReadReplicasConfig {
   /** a replica further behind the primary than this serves no read until it catches up */
   readonly maxLagMs: number;
   /**
-   * how long a read with a consistency token waits for a replica to apply that write before the
+   * how long a read with a consistency position waits for a replica to apply that write before the
    * primary answers it instead
    */
   readonly waitMs: number;
   /**
-   * What a read without a consistency token sees. `fresh`: every write committed before it arrived
+   * What a read without a consistency position sees. `fresh`: every write committed before it arrived
    * (the primary's position is read for it, one read shared by the requests that arrive meanwhile).
    * `token`: what a replica within the lag bound has applied.
    */

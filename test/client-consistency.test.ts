@@ -1,4 +1,4 @@
-// Read-your-writes in the typed client (clients/typescript): the greatest Consistency-Token of the
+// Read-your-writes in the typed client (clients/typescript): the greatest Consistency-Position of the
 // answers is kept and sent on every later request (retries included), garbage and older tokens are
 // ignored, the token can be read, set and handed to another client, and `readYourWrites: false`
 // turns it all off. A fake API on node:http plays a deployment with read replicas; no real server.
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import {
   createWorkspaceApiClient,
-  isConsistencyToken,
+  isConsistencyPosition,
   type WorkspaceApiClientOptions,
 } from '../clients/typescript/src/index.js';
 
@@ -18,14 +18,14 @@ const token = (n: number) => `1.${n.toString(16).padStart(16, '0')}`;
 interface Seen {
   method: string;
   path: string;
-  /** the Consistency-Token header the request carried (null: none) */
+  /** the Consistency-Position header the request carried (null: none) */
   token: string | null;
 }
 
 /** One scripted answer of the fake; without one, writes get the next token and reads none. */
 interface Answer {
   status?: number;
-  /** Consistency-Token header of the answer (null: none) */
+  /** Consistency-Position header of the answer (null: none) */
   token?: string | null;
   headers?: Record<string, string>;
   /** ms before answering */
@@ -44,7 +44,7 @@ const fake = {
 const server = createServer((request: IncomingMessage, response: ServerResponse) => {
   request.resume();
   request.on('end', () => {
-    const header = request.headers['consistency-token'];
+    const header = request.headers['consistency-position'];
     fake.seen.push({
       method: request.method!,
       path: new URL(request.url!, 'http://fake').pathname,
@@ -55,7 +55,7 @@ const server = createServer((request: IncomingMessage, response: ServerResponse)
     const status = answer.status ?? 200;
     const headers: Record<string, string> = { 'content-type': 'application/json', ...answer.headers };
     const given = answer.token === undefined ? (write && status < 300 ? token(++fake.writes) : null) : answer.token;
-    if (given !== null) headers['consistency-token'] = given;
+    if (given !== null) headers['consistency-position'] = given;
     const body =
       status >= 300
         ? { error: { type: 'api_error', code: 'service_unavailable', message: 'simulated', request_id: 'req_fake' } }
@@ -108,7 +108,7 @@ describe('read-your-writes', () => {
   test('the greatest token received is sent on every later read and write', async () => {
     fake.writes = 0x16b3740;
     const api = client();
-    assert.equal(api.consistencyToken, undefined);
+    assert.equal(api.consistencyPosition, undefined);
     await list(api); // nothing received yet: no header
     await create(api); // answered token(…41)
     await list(api);
@@ -128,8 +128,8 @@ describe('read-your-writes', () => {
       token(0x16b3742),
       token(0x16b3743),
     ]);
-    assert.equal(api.consistencyToken, token(0x16b3743));
-    assert.equal(api.consistencyToken, '1.00000000016b3743');
+    assert.equal(api.consistencyPosition, token(0x16b3743));
+    assert.equal(api.consistencyPosition, '1.00000000016b3743');
   });
 
   test('malformed tokens in answers are ignored', async () => {
@@ -150,7 +150,7 @@ describe('read-your-writes', () => {
       await create(api);
     }
     await list(api);
-    assert.equal(api.consistencyToken, token(11));
+    assert.equal(api.consistencyPosition, token(11));
     assert.deepEqual(sentTokens(), [null, ...garbage.map(() => token(11)), token(11)]);
   });
 
@@ -164,7 +164,7 @@ describe('read-your-writes', () => {
       { token: token(0x200), delay: 25 },
     );
     await Promise.all([create(api), create(api), create(api), create(api)]);
-    assert.equal(api.consistencyToken, token(0x500));
+    assert.equal(api.consistencyPosition, token(0x500));
     await list(api);
     assert.equal(fake.seen.at(-1)!.token, token(0x500));
   });
@@ -195,25 +195,25 @@ describe('read-your-writes', () => {
     );
   });
 
-  test('consistencyToken can be read, set, cleared and handed to another client', async () => {
+  test('consistencyPosition can be read, set, cleared and handed to another client', async () => {
     fake.writes = 0x16b3747;
     const writer = client();
     await create(writer);
-    assert.equal(writer.consistencyToken, '1.00000000016b3748');
+    assert.equal(writer.consistencyPosition, '1.00000000016b3748');
 
     // Another client (another process, say) reads after the writer's writes.
     const reader = client();
-    reader.consistencyToken = writer.consistencyToken;
-    assert.equal(reader.consistencyToken, '1.00000000016b3748');
+    reader.consistencyPosition = writer.consistencyPosition;
+    assert.equal(reader.consistencyPosition, '1.00000000016b3748');
     await list(reader);
     assert.equal(fake.seen.at(-1)!.token, '1.00000000016b3748');
 
     // Setting replaces; undefined clears.
-    reader.consistencyToken = token(5);
+    reader.consistencyPosition = token(5);
     await list(reader);
     assert.equal(fake.seen.at(-1)!.token, token(5));
-    reader.consistencyToken = undefined;
-    assert.equal(reader.consistencyToken, undefined);
+    reader.consistencyPosition = undefined;
+    assert.equal(reader.consistencyPosition, undefined);
     await list(reader);
     assert.equal(fake.seen.at(-1)!.token, null);
 
@@ -221,22 +221,25 @@ describe('read-your-writes', () => {
     for (const bad of ['', 'garbage', '1.00000000016B3748', '1.00000000016b374', '1.00000000016b3748\n', 42, null]) {
       assert.throws(
         () => {
-          writer.consistencyToken = bad as string;
+          writer.consistencyPosition = bad as string;
         },
         (error: unknown) =>
-          error instanceof TypeError && /consistencyToken must be a Consistency-Token/.test(error.message),
-        `consistencyToken = ${JSON.stringify(bad)}`,
+          error instanceof TypeError && /consistencyPosition must be a Consistency-Position/.test(error.message),
+        `consistencyPosition = ${JSON.stringify(bad)}`,
       );
     }
-    assert.equal(writer.consistencyToken, '1.00000000016b3748');
-    assert.ok(isConsistencyToken('1.00000000016b3748'));
-    assert.ok(!isConsistencyToken('1.00000000016b3748 '));
+    assert.equal(writer.consistencyPosition, '1.00000000016b3748');
+    assert.ok(isConsistencyPosition('1.00000000016b3748'));
+    assert.ok(!isConsistencyPosition('1.00000000016b3748 '));
   });
 
-  test('a Consistency-Token given to a call is sent as it is', async () => {
+  test('a Consistency-Position given to a call is sent as it is', async () => {
     const api = client();
-    api.consistencyToken = token(9);
-    await api.v2.GET('/v2/contacts', { params: { query: { limit: 10 } }, headers: { 'Consistency-Token': token(3) } });
+    api.consistencyPosition = token(9);
+    await api.v2.GET('/v2/contacts', {
+      params: { query: { limit: 10 } },
+      headers: { 'Consistency-Position': token(3) },
+    });
     assert.equal(fake.seen.at(-1)!.token, token(3));
   });
 
@@ -248,13 +251,13 @@ describe('read-your-writes', () => {
     await update(api);
     await list(api);
     assert.deepEqual(sentTokens(), [null, null, null, null]);
-    assert.equal(api.consistencyToken, undefined);
-    api.consistencyToken = token(7); // checked, but not kept
-    assert.equal(api.consistencyToken, undefined);
+    assert.equal(api.consistencyPosition, undefined);
+    api.consistencyPosition = token(7); // checked, but not kept
+    assert.equal(api.consistencyPosition, undefined);
     await list(api);
     assert.equal(fake.seen.at(-1)!.token, null);
     assert.throws(() => {
-      api.consistencyToken = 'garbage';
+      api.consistencyPosition = 'garbage';
     }, TypeError);
 
     // true is the default, and can be said.

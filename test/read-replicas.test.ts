@@ -1,6 +1,6 @@
 // Reads on a streaming replica (docs/scaling.md, "Read replicas"), against a real primary and a
 // real replica this file starts (pg_basebackup -R), through `serve` processes: a write on one and
-// a read on another with the write's consistency token always sees the write, even while the
+// a read on another with the write's consistency position always sees the write, even while the
 // replica's replay is paused (pg_wal_replay_pause), and so does a read without a token in `fresh`
 // consistency; in `token` consistency a read without one is served by the replica as it is; the
 // TypeScript client sends its writes' tokens by itself; a replica that lags past the bound or is
@@ -70,14 +70,18 @@ async function call(
     headers['content-type'] = 'application/json';
     headers['idempotency-key'] = randomUUID();
   }
-  if (options.token) headers['consistency-token'] = options.token;
+  if (options.token) headers['consistency-position'] = options.token;
   const res = await fetch(server.baseUrl + path, {
     method,
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined, token: res.headers.get('consistency-token') };
+  return {
+    status: res.status,
+    json: text ? JSON.parse(text) : undefined,
+    token: res.headers.get('consistency-position'),
+  };
 }
 
 /** The process's count of reads by where they went (wsapi_replica_routed_reads_total). */
@@ -117,7 +121,7 @@ test(
         const externalId = `rr-${i}-${randomUUID().slice(0, 8)}`;
         const created = await call(writer, 'PUT', `/v2/contacts/external/${externalId}`, { body: contactBody() });
         assert.equal(created.status, 201, JSON.stringify(created.json));
-        assert.match(created.token ?? '', /^1\.[0-9a-f]{16}$/, 'a write answer carries a consistency token');
+        assert.match(created.token ?? '', /^1\.[0-9a-f]{16}$/, 'a write answer carries a consistency position');
         tokens.push(created.token!);
         const id = created.json.data.id as string;
         const token = created.token!;

@@ -83,7 +83,7 @@ after(async () => {
 
 let turn = 0;
 /**
- * Where reads may come from replicas (DATABASE_READ_URL): the consistency token of the write made
+ * Where reads may come from replicas (DATABASE_READ_URL): the consistency position of the write made
  * once every writer has stopped, sent by every read after it, so that the followers' last rounds
  * and the full listings see every change. Before it, reads send none: the replica serves them.
  */
@@ -94,7 +94,7 @@ async function call(
   body?: unknown,
 ): Promise<{ status: number; json: any; token: string | null }> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  if (method === 'GET' && readToken) headers['consistency-token'] = readToken;
+  if (method === 'GET' && readToken) headers['consistency-position'] = readToken;
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
     headers['idempotency-key'] = randomUUID();
@@ -106,7 +106,11 @@ async function call(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined, token: res.headers.get('consistency-token') };
+  return {
+    status: res.status,
+    json: text ? JSON.parse(text) : undefined,
+    token: res.headers.get('consistency-position'),
+  };
 }
 
 async function get<T>(path: string): Promise<T> {
@@ -375,7 +379,7 @@ test(`list and feed followers lose nothing under ${WRITERS} writers and owner de
     }
     const all = Object.values(routes).reduce((a, b) => a + b, 0);
     console.log(`reads by route: ${JSON.stringify(routes)}`);
-    assert.ok(readToken, 'write answers carry consistency tokens');
+    assert.ok(readToken, 'write answers carry consistency positions');
     assert.ok((routes.replica ?? 0) > all / 2, `the replica served most reads: ${JSON.stringify(routes)}`);
   }
 });

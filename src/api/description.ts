@@ -15,7 +15,7 @@ export const API_DESCRIPTION = `Read and synchronize the public data of one work
 
 **Rate limits.** Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (RFC 3339). A key of N per minute may burst N requests, then gets one every 60/N seconds (the quota refills continuously): \`RateLimit-Remaining\` is what would pass right now, \`RateLimit-Reset\` when the whole quota is back. Past the limit the answer is 429 \`rate_limit_error\` with \`Retry-After\`, the seconds until the next request passes; refused requests do nothing. A key and its rotations share one quota.
 
-**Reading your own writes.** A read sees every write whose answer came before it. Deployments that serve reads from replicas also send \`Consistency-Token\` with each successful write; a read that sends it back as the \`Consistency-Token\` header sees that write wherever it is answered, also where the operator lets reads without a token lag (both clients send it by themselves).
+**Reading your own writes.** A read sees every write whose answer came before it. Deployments that serve reads from replicas also send \`Consistency-Position\` with each successful write; a read that sends it back as the \`Consistency-Position\` header sees that write wherever it is answered, also where the operator lets reads without a token lag (both clients send it by themselves).
 
 **Errors.** Every error is \`{"error": {"type", "code", "message", "request_id", "details"?}}\`; \`request_id\` equals the \`X-Request-Id\` header. \`code\` is stable and safe to branch on.
 

@@ -82,20 +82,25 @@ const LOCATION: Json = {
   required: true,
   schema: { type: 'string', format: 'uri-reference', maxLength: 64 },
 };
-/** The form of a consistency token (infra/read-replicas.ts). */
-const CONSISTENCY_TOKEN_SCHEMA: Json = { type: 'string', pattern: '^1\\.[0-9a-f]{16}$', minLength: 18, maxLength: 18 };
-const CONSISTENCY_TOKEN: Json = {
-  description:
-    "On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Token header of a later read to see this write there (of two tokens, the later write's is the greater string).",
-  schema: CONSISTENCY_TOKEN_SCHEMA,
+/** The form of a consistency position (infra/read-replicas.ts). */
+const CONSISTENCY_POSITION_SCHEMA: Json = {
+  type: 'string',
+  pattern: '^1\\.[0-9a-f]{16}$',
+  minLength: 18,
+  maxLength: 18,
 };
-const CONSISTENCY_TOKEN_PARAMETER: Json = {
-  name: 'Consistency-Token',
+const CONSISTENCY_POSITION: Json = {
+  description:
+    "On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Position header of a later read to see this write there (of two tokens, the later write's is the greater string).",
+  schema: CONSISTENCY_POSITION_SCHEMA,
+};
+const CONSISTENCY_POSITION_PARAMETER: Json = {
+  name: 'Consistency-Position',
   in: 'header',
   required: false,
   description:
-    "The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header.",
-  schema: CONSISTENCY_TOKEN_SCHEMA,
+    "The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header.",
+  schema: CONSISTENCY_POSITION_SCHEMA,
 };
 
 const REPLAYED: Json = {
@@ -230,7 +235,7 @@ export async function registerOpenApi(
           }
           const isWrite = method !== 'get';
           if (!isWrite && op.security !== undefined)
-            op.parameters = [...((op.parameters as Json[]) ?? []), CONSISTENCY_TOKEN_PARAMETER];
+            op.parameters = [...((op.parameters as Json[]) ?? []), CONSISTENCY_POSITION_PARAMETER];
           const responses = (op.responses ?? {}) as Record<string, Json>;
           for (const [status, response] of Object.entries(responses)) {
             const headers: Json = { ...COMMON_HEADERS, ...((response.headers as Json | undefined) ?? {}) };
@@ -242,7 +247,7 @@ export async function registerOpenApi(
             if (status === '403') headers['WWW-Authenticate'] = CHALLENGE;
             if (isWrite && status.startsWith('2')) headers['Idempotent-Replayed'] = REPLAYED;
             if (isWrite && status.startsWith('2') && op.security !== undefined)
-              headers['Consistency-Token'] = CONSISTENCY_TOKEN;
+              headers['Consistency-Position'] = CONSISTENCY_POSITION;
             if (isWrite && status === '201') headers.Location = LOCATION;
             response.headers = headers;
             const content = (response.content as Record<string, Json> | undefined)?.['application/json'];

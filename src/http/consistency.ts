@@ -1,5 +1,5 @@
 // Read-your-writes on a deployment with read replicas (infra/read-replicas.ts): the
-// Consistency-Token header. A write's answer carries one, the primary's WAL position after the write
+// Consistency-Position header. A write's answer carries one, the primary's WAL position after the write
 // committed; a request that sends one back has its reads served by a replica that has applied that
 // write, or by the primary. Without replicas no answer carries a token, and a token sent is checked
 // and has nothing to wait for.
@@ -8,7 +8,7 @@ import type { Queryable } from '../infra/database.js';
 import { positionOfToken, tokenOf, type ReadReplicas } from '../infra/read-replicas.js';
 import { ApiError } from '../shared/errors.js';
 
-export const CONSISTENCY_TOKEN_HEADER = 'consistency-token';
+export const CONSISTENCY_POSITION_HEADER = 'consistency-position';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -29,15 +29,16 @@ export function readsOf(request: FastifyRequest, reads: ReadReplicas): Queryable
   return target;
 }
 
-/** The position the request's Consistency-Token names; null without one; 400 when it is not a token. */
+/** The position the request's Consistency-Position names; null without one; 400 when it is not a token. */
 function positionSent(request: FastifyRequest): bigint | null {
-  const sent = request.headers[CONSISTENCY_TOKEN_HEADER];
+  const sent = request.headers[CONSISTENCY_POSITION_HEADER];
   if (sent === undefined) return null;
   const position = typeof sent === 'string' ? positionOfToken(sent) : null;
   if (position === null) {
     throw new ApiError('invalid_header', {
-      message: 'The Consistency-Token header must be a token from the Consistency-Token header of an earlier answer.',
-      details: { header: 'Consistency-Token' },
+      message:
+        'The Consistency-Position header must be a token from the Consistency-Position header of an earlier answer.',
+      details: { header: 'Consistency-Position' },
     });
   }
   return position;
@@ -49,7 +50,7 @@ function positionSent(request: FastifyRequest): bigint | null {
  * write whose position cannot be read (the primary lost right after its commit) is answered without
  * one: its client's next read then goes by what the deployment's consistency gives any read.
  */
-export function consistencyTokens(app: FastifyInstance, reads: ReadReplicas): void {
+export function consistencyPositions(app: FastifyInstance, reads: ReadReplicas): void {
   app.addHook('preHandler', (request, _reply, done) => {
     try {
       if (request.principal && !READ_METHODS.has(request.method)) positionSent(request);
@@ -63,11 +64,11 @@ export function consistencyTokens(app: FastifyInstance, reads: ReadReplicas): vo
     if (READ_METHODS.has(request.method) || !request.principal) return payload;
     if (reply.statusCode < 200 || reply.statusCode >= 300) return payload;
     try {
-      reply.header('Consistency-Token', tokenOf(await reads.positionNow()));
+      reply.header('Consistency-Position', tokenOf(await reads.positionNow()));
     } catch (err) {
       request.log.warn(
         { err: { name: (err as Error).name, code: (err as { code?: unknown }).code } },
-        'no consistency token',
+        'no consistency position',
       );
     }
     return payload;

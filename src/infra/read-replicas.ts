@@ -6,7 +6,7 @@
 // changes in their sync-clock order (db/code/03_sync_clock.sql). The sync procedures stay exact
 // there: a list or the feed read on a replica misses only changes later than everything it
 // returned, which the next read after its position finds. What a replica cannot promise alone is
-// that a client sees its own write at once. So every write's answer carries a consistency token,
+// that a client sees its own write at once. So every write's answer carries a consistency position,
 // the primary's WAL position after the write committed (`PrimaryPositions`), and a read that
 // presents one is served by a replica only once the replica has replayed that position, checked
 // before the read's first statement (replay only moves forward, so each later snapshot holds the
@@ -48,7 +48,7 @@ export function parseLsn(text: string): bigint {
 }
 
 /**
- * The consistency token of a WAL position: fixed width, so that of two tokens the later position
+ * The consistency position of a WAL position: fixed width, so that of two tokens the later position
  * is the greater string (the clients keep the greatest they were given).
  */
 export function tokenOf(position: bigint): string {
@@ -81,7 +81,7 @@ interface Replica {
 export type ReplicaLog = (change: { replica: string; state: ReplicaHealth; reason?: DownReason }) => void;
 
 /**
- * The primary's WAL position now: a write's consistency token, and a fresh read's. A position read
+ * The primary's WAL position now: a write's consistency position, and a fresh read's. A position read
  * sent after a commit ended is at or past it; callers that arrive while one is in flight share the
  * next one, so there is at most one such read in flight and one waiting.
  */
@@ -178,7 +178,7 @@ export class ReadReplicas {
     return this.#positions.after();
   }
 
-  /** Whether any replica is configured: write answers then carry consistency tokens. */
+  /** Whether any replica is configured: write answers then carry consistency positions. */
   get enabled(): boolean {
     return this.#replicas.length > 0;
   }

@@ -1,5 +1,5 @@
-"""Read-your-writes: the greatest ``Consistency-Token`` of the answers is kept and sent on every later
-request (retries included), garbage and older tokens are ignored, ``consistency_token`` can be read,
+"""Read-your-writes: the greatest ``Consistency-Position`` of the answers is kept and sent on every later
+request (retries included), garbage and older tokens are ignored, ``consistency_position`` can be read,
 set and handed to another client, and ``read_your_writes=False`` turns it all off.
 
 A fake API (``http.server`` in a thread, on a free port of 127.0.0.1) plays a deployment with read
@@ -19,7 +19,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Optional
 
-from workspace_api import RetryPolicy, WorkspaceApiClient, is_consistency_token
+from workspace_api import RetryPolicy, WorkspaceApiClient, is_consistency_position
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -34,7 +34,7 @@ class Answer:
     """One scripted answer; without one, writes get the next token and reads none."""
 
     status: int = 200
-    #: the Consistency-Token header of the answer; "auto": the next token for a 2xx write; None: none
+    #: the Consistency-Position header of the answer; "auto": the next token for a 2xx write; None: none
     token: Optional[str] = "auto"
     headers: Dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
@@ -44,7 +44,7 @@ class Answer:
 class Seen:
     method: str
     path: str
-    #: the Consistency-Token header the request carried (None: none)
+    #: the Consistency-Position header the request carried (None: none)
     token: Optional[str]
 
 
@@ -78,7 +78,7 @@ class FakeApi(http.server.BaseHTTPRequestHandler):
             self.rfile.read(length)
         path = urllib.parse.urlsplit(self.path).path
         with self.fake.lock:
-            self.fake.seen.append(Seen(self.command, path, self.headers.get("Consistency-Token")))
+            self.fake.seen.append(Seen(self.command, path, self.headers.get("Consistency-Position")))
         answer = self.fake.next_answer()
         given = answer.token
         if given == "auto":
@@ -100,7 +100,7 @@ class FakeApi(http.server.BaseHTTPRequestHandler):
         for name, value in answer.headers.items():
             self.send_header(name, value)
         if given is not None:
-            self.send_header("Consistency-Token", given)
+            self.send_header("Consistency-Position", given)
         self.end_headers()
         self.wfile.write(raw)
 
@@ -158,7 +158,7 @@ class ConsistencyTest(unittest.TestCase):
     def test_the_greatest_token_received_is_sent_on_every_later_request(self) -> None:
         self.fake.writes = 0x16B3740
         client = self.client()
-        self.assertIsNone(client.consistency_token)
+        self.assertIsNone(client.consistency_position)
         self.list(client)  # nothing received yet: no header
         self.create(client)  # …41
         self.list(client)
@@ -181,7 +181,7 @@ class ConsistencyTest(unittest.TestCase):
                 token(0x16B3743),
             ],
         )
-        self.assertEqual(client.consistency_token, "1.00000000016b3743")
+        self.assertEqual(client.consistency_position, "1.00000000016b3743")
 
     def test_malformed_tokens_in_answers_are_ignored(self) -> None:
         self.fake.writes = 10
@@ -200,7 +200,7 @@ class ConsistencyTest(unittest.TestCase):
             self.fake.script.append(Answer(token=value))
             self.create(client)
         self.list(client)
-        self.assertEqual(client.consistency_token, token(11))
+        self.assertEqual(client.consistency_position, token(11))
         self.assertEqual(self.sent(), [None] + [token(11)] * len(garbage) + [token(11)])
 
     def test_threads_at_once_keep_the_greatest_token(self) -> None:
@@ -217,7 +217,7 @@ class ConsistencyTest(unittest.TestCase):
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             for future in [pool.submit(self.create, client) for _ in range(4)]:
                 future.result()
-        self.assertEqual(client.consistency_token, token(0x500))
+        self.assertEqual(client.consistency_position, token(0x500))
         self.list(client)
         self.assertEqual(self.fake.seen[-1].token, token(0x500))
 
@@ -244,40 +244,40 @@ class ConsistencyTest(unittest.TestCase):
             ],
         )
 
-    def test_consistency_token_can_be_read_set_cleared_and_handed_over(self) -> None:
+    def test_consistency_position_can_be_read_set_cleared_and_handed_over(self) -> None:
         self.fake.writes = 0x16B3747
         writer = self.client()
         self.create(writer)
-        self.assertEqual(writer.consistency_token, "1.00000000016b3748")
+        self.assertEqual(writer.consistency_position, "1.00000000016b3748")
 
         # Another client (another process, say) reads after the writer's writes.
         reader = self.client()
-        reader.consistency_token = writer.consistency_token
-        self.assertEqual(reader.consistency_token, "1.00000000016b3748")
+        reader.consistency_position = writer.consistency_position
+        self.assertEqual(reader.consistency_position, "1.00000000016b3748")
         self.list(reader)
         self.assertEqual(self.fake.seen[-1].token, "1.00000000016b3748")
 
         # Setting replaces; None clears.
-        reader.consistency_token = token(5)
+        reader.consistency_position = token(5)
         self.list(reader)
         self.assertEqual(self.fake.seen[-1].token, token(5))
-        reader.consistency_token = None
-        self.assertIsNone(reader.consistency_token)
+        reader.consistency_position = None
+        self.assertIsNone(reader.consistency_position)
         self.list(reader)
         self.assertIsNone(self.fake.seen[-1].token)
 
         # A malformed value raises and changes nothing.
         for bad in ["", "garbage", "1.00000000016B3748", "1.00000000016b374", "1.00000000016b3748\n"]:
             with self.subTest(bad=bad):
-                with self.assertRaisesRegex(ValueError, "consistency_token must be a Consistency-Token"):
-                    writer.consistency_token = bad
+                with self.assertRaisesRegex(ValueError, "consistency_position must be a Consistency-Position"):
+                    writer.consistency_position = bad
         for wrong in [42, b"1.00000000016b3748"]:
             with self.subTest(wrong=wrong):
-                with self.assertRaisesRegex(TypeError, "consistency_token must be a str or None"):
-                    writer.consistency_token = wrong  # type: ignore[assignment]
-        self.assertEqual(writer.consistency_token, "1.00000000016b3748")
-        self.assertTrue(is_consistency_token("1.00000000016b3748"))
-        self.assertFalse(is_consistency_token("1.00000000016b3748\n"))
+                with self.assertRaisesRegex(TypeError, "consistency_position must be a str or None"):
+                    writer.consistency_position = wrong  # type: ignore[assignment]
+        self.assertEqual(writer.consistency_position, "1.00000000016b3748")
+        self.assertTrue(is_consistency_position("1.00000000016b3748"))
+        self.assertFalse(is_consistency_position("1.00000000016b3748\n"))
 
     def test_read_your_writes_false_neither_keeps_nor_sends_tokens(self) -> None:
         self.fake.writes = 0x40
@@ -287,13 +287,13 @@ class ConsistencyTest(unittest.TestCase):
         self.update(client)
         self.list(client)
         self.assertEqual(self.sent(), [None, None, None, None])
-        self.assertIsNone(client.consistency_token)
-        client.consistency_token = token(7)  # checked, but not kept
-        self.assertIsNone(client.consistency_token)
+        self.assertIsNone(client.consistency_position)
+        client.consistency_position = token(7)  # checked, but not kept
+        self.assertIsNone(client.consistency_position)
         self.list(client)
         self.assertIsNone(self.fake.seen[-1].token)
         with self.assertRaises(ValueError):
-            client.consistency_token = "garbage"
+            client.consistency_position = "garbage"
 
         # True is the default, and can be said.
         on = self.client(read_your_writes=True)

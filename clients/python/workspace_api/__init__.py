@@ -17,7 +17,7 @@ from ._http import (
     RetryPolicy,
     __version__,
     format_datetime,
-    is_consistency_token,
+    is_consistency_position,
     parse_datetime,
 )
 from .client import (
@@ -97,7 +97,7 @@ __all__ = [
     "pages",
     "iterate",
     "format_datetime",
-    "is_consistency_token",
+    "is_consistency_position",
     "parse_datetime",
     "WorkspaceApiException",
     "ApiError",

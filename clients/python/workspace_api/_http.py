@@ -13,7 +13,7 @@ What is retried, and how (the same rules as the TypeScript client, plus 5xx):
 - Anything else (400, 401, 403, 404, 409 idempotency_key_reused, 410, 413, 415, 422) at once.
 
 Read-your-writes: unless built with ``read_your_writes=False``, the transport keeps the greatest
-``Consistency-Token`` of the answers it got (a deployment with read replicas sends one on every
+``Consistency-Position`` of the answers it got (a deployment with read replicas sends one on every
 successful write) and sends it on every later request, retries included, so that a replica serves
 a read only once it has applied this client's writes.
 
@@ -54,7 +54,7 @@ __all__ = [
     "QueryValue",
     "format_datetime",
     "parse_datetime",
-    "is_consistency_token",
+    "is_consistency_position",
 ]
 
 T = TypeVar("T")
@@ -66,23 +66,23 @@ QueryValue = Union[None, str, int, bool, datetime, date, Sequence[str]]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
-#: the form of a ``Consistency-Token``: ``1.`` and 16 lowercase hex digits (opaque otherwise)
-_CONSISTENCY_TOKEN = re.compile(r"1\.[0-9a-f]{16}")
+#: the form of a ``Consistency-Position``: ``1.`` and 16 lowercase hex digits (opaque otherwise)
+_CONSISTENCY_POSITION = re.compile(r"1\.[0-9a-f]{16}")
 
 
-def is_consistency_token(value: Any) -> bool:
-    """True for a well-formed ``Consistency-Token`` (anything else an answer carries is ignored)."""
-    return isinstance(value, str) and _CONSISTENCY_TOKEN.fullmatch(value) is not None
+def is_consistency_position(value: Any) -> bool:
+    """True for a well-formed ``Consistency-Position`` (anything else an answer carries is ignored)."""
+    return isinstance(value, str) and _CONSISTENCY_POSITION.fullmatch(value) is not None
 
 
-def _check_consistency_token(value: Any) -> Optional[str]:
+def _check_consistency_position(value: Any) -> Optional[str]:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise TypeError(f"consistency_token must be a str or None, not {type(value).__name__}")
-    if not is_consistency_token(value):
+        raise TypeError(f"consistency_position must be a str or None, not {type(value).__name__}")
+    if not is_consistency_position(value):
         raise ValueError(
-            f"consistency_token must be a Consistency-Token ('1.' and 16 lowercase hex digits), not {value[:100]!r}"
+            f"consistency_position must be a Consistency-Position ('1.' and 16 lowercase hex digits), not {value[:100]!r}"
         )
     return value
 
@@ -277,31 +277,31 @@ class Transport:
         self._limiter = _Limiter(self.retry.jitter, sleep)
         self.read_your_writes = read_your_writes
         self._consistency_lock = threading.Lock()
-        self._consistency_token: Optional[str] = None
+        self._consistency_position: Optional[str] = None
 
     @property
-    def consistency_token(self) -> Optional[str]:
-        """The greatest ``Consistency-Token`` received (None when none), sent as the
-        ``Consistency-Token`` header of every request. Setting it replaces it (None clears it);
+    def consistency_position(self) -> Optional[str]:
+        """The greatest ``Consistency-Position`` received (None when none), sent as the
+        ``Consistency-Position`` header of every request. Setting it replaces it (None clears it);
         a value that is not a token raises ``TypeError`` / ``ValueError``. Always None, and setting
         it has no effect, with ``read_your_writes=False``."""
-        return self._consistency_token
+        return self._consistency_position
 
-    @consistency_token.setter
-    def consistency_token(self, value: Optional[str]) -> None:
-        token = _check_consistency_token(value)
+    @consistency_position.setter
+    def consistency_position(self, value: Optional[str]) -> None:
+        token = _check_consistency_position(value)
         if self.read_your_writes:
             with self._consistency_lock:
-                self._consistency_token = token
+                self._consistency_position = token
 
-    def _observe_consistency_token(self, value: Optional[str]) -> None:
+    def _observe_consistency_position(self, value: Optional[str]) -> None:
         """What an answer (of any status) says: a greater valid token replaces the one kept
         (tokens of one deployment have a fixed width: the later write's is the greater string)."""
-        if not self.read_your_writes or value is None or not is_consistency_token(value):
+        if not self.read_your_writes or value is None or not is_consistency_position(value):
             return
         with self._consistency_lock:
-            if self._consistency_token is None or value > self._consistency_token:
-                self._consistency_token = value
+            if self._consistency_position is None or value > self._consistency_position:
+                self._consistency_position = value
 
     def __repr__(self) -> str:  # never shows the key
         return f"Transport(base_url={self.base_url!r})"
@@ -366,9 +366,9 @@ class Transport:
             attempt += 1
             attempt_headers = headers
             # The greatest token known when this attempt is sent (other threads may have raised it).
-            token = self._consistency_token
+            token = self._consistency_position
             if token is not None and self.read_your_writes:
-                attempt_headers = {**headers, "Consistency-Token": token}
+                attempt_headers = {**headers, "Consistency-Position": token}
             request = urllib.request.Request(url, data=data, headers=attempt_headers, method=method)
             sent_at = time.monotonic()
             try:
@@ -388,7 +388,7 @@ class Transport:
                 continue
 
             self._limiter.observe(status, response_headers, sent_at)
-            self._observe_consistency_token(response_headers.get("consistency-token"))
+            self._observe_consistency_position(response_headers.get("consistency-position"))
             parsed = _parse_json(raw)
             if 200 <= status < 300:
                 # A deletion answers 204 without a body: its data is None.

@@ -750,7 +750,7 @@ class WorkspaceApiClient:
         opener: a ``urllib.request.OpenerDirector`` (proxies, custom TLS contexts).
         sleep: what waits out a backoff or a jitter (default ``time.sleep``).
         read_your_writes: on deployments with read replicas, keep the greatest
-            ``Consistency-Token`` of the answers and send it on every later request, so reads
+            ``Consistency-Position`` of the answers and send it on every later request, so reads
             reflect this client's writes (default True; False: tokens are neither kept nor sent).
 
     A bad setting (a missing or relative ``base_url``, a key that is not a string, a negative
@@ -791,18 +791,18 @@ class WorkspaceApiClient:
         return f"WorkspaceApiClient(base_url={self.transport.base_url!r})"
 
     @property
-    def consistency_token(self) -> Optional[str]:
-        """The greatest ``Consistency-Token`` this client has received (None when none), sent
+    def consistency_position(self) -> Optional[str]:
+        """The greatest ``Consistency-Position`` this client has received (None when none), sent
         with every request it makes. Hand it to another client or process
-        (``other.consistency_token = client.consistency_token``) so that its reads see this
+        (``other.consistency_position = client.consistency_position``) so that its reads see this
         client's writes. Setting it replaces it (None clears it); a value that is not a token
         (``1.`` and 16 lowercase hex digits) raises ``TypeError`` or ``ValueError``. Always None,
         and setting it has no effect, with ``read_your_writes=False``."""
-        return self.transport.consistency_token
+        return self.transport.consistency_position
 
-    @consistency_token.setter
-    def consistency_token(self, value: Optional[str]) -> None:
-        self.transport.consistency_token = value
+    @consistency_position.setter
+    def consistency_position(self, value: Optional[str]) -> None:
+        self.transport.consistency_position = value
 
     def request(
         self,

@@ -11,8 +11,8 @@
 //   - an Idempotency-Key on every write (POST, PUT, PATCH, DELETE) that does not carry one;
 //   - retries of the same request, with the same Idempotency-Key, on 409 idempotency_key_in_use,
 //     429, 503 and network errors, honouring Retry-After;
-//   - read-your-writes on deployments with read replicas: the greatest Consistency-Token received
-//     is sent on every later request (client.consistencyToken);
+//   - read-your-writes on deployments with read replicas: the greatest Consistency-Position received
+//     is sent on every later request (client.consistencyPosition);
 //   - WorkspaceApiError, thrown by unwrap() and by the helpers, with the fields of the error body;
 //   - verifyWebhook(): checks a webhook delivery's Standard Webhooks signature and returns its event;
 //   - importContacts(), readContactsCsv(), problemsCsv() (./import.ts): an import in partial batches,
@@ -218,7 +218,7 @@ export interface WorkspaceApiClientOptions {
   retryJitter?: number;
   /**
    * read-your-writes on deployments with read replicas (default true): the client keeps the
-   * greatest Consistency-Token of its answers and sends it on every later request, so a read
+   * greatest Consistency-Position of its answers and sends it on every later request, so a read
    * reflects the client's own writes. false: it neither keeps nor sends one.
    */
   readYourWrites?: boolean;
@@ -228,40 +228,40 @@ export interface WorkspaceApiClient {
   v1: V1Client;
   v2: V2Client;
   /**
-   * The greatest Consistency-Token this client has received (undefined when none), sent as the
-   * Consistency-Token header of every request it makes. Hand it to another client or process
-   * (`other.consistencyToken = api.consistencyToken`) so that its reads see this client's writes.
+   * The greatest Consistency-Position this client has received (undefined when none), sent as the
+   * Consistency-Position header of every request it makes. Hand it to another client or process
+   * (`other.consistencyPosition = api.consistencyPosition`) so that its reads see this client's writes.
    * Setting it replaces the value (undefined clears it); a value that is not a token
    * (`1.` and 16 lowercase hex digits) throws a TypeError. Always undefined, and setting it has no
    * effect, when the client was built with `readYourWrites: false`.
    */
-  consistencyToken: string | undefined;
+  consistencyPosition: string | undefined;
 }
 
-/** The form of a Consistency-Token; anything else an answer carries is ignored. */
-const CONSISTENCY_TOKEN = /^1\.[0-9a-f]{16}$/;
+/** The form of a Consistency-Position; anything else an answer carries is ignored. */
+const CONSISTENCY_POSITION = /^1\.[0-9a-f]{16}$/;
 
-export const isConsistencyToken = (value: unknown): value is string =>
-  typeof value === 'string' && CONSISTENCY_TOKEN.test(value);
+export const isConsistencyPosition = (value: unknown): value is string =>
+  typeof value === 'string' && CONSISTENCY_POSITION.test(value);
 
 /**
- * The greatest Consistency-Token a client has seen. Tokens of one deployment have a fixed width,
+ * The greatest Consistency-Position a client has seen. Tokens of one deployment have a fixed width,
  * so the later write's token is the greater string. Several calls may be in flight: each answer
  * can only raise it.
  */
-class ConsistencyTokens {
+class ConsistencyPositions {
   value: string | undefined;
 
   /** What an answer (of any status) says: a greater valid token replaces the one kept. */
   observe(response: Response): void {
-    const token = response.headers.get('consistency-token');
-    if (isConsistencyToken(token) && (this.value === undefined || token > this.value)) this.value = token;
+    const token = response.headers.get('consistency-position');
+    if (isConsistencyPosition(token) && (this.value === undefined || token > this.value)) this.value = token;
   }
 
   /** Sets the header on one attempt, unless the caller gave the call one of its own. */
   stamp(request: Request, attempt: Request): void {
-    if (this.value !== undefined && !request.headers.has('consistency-token')) {
-      attempt.headers.set('Consistency-Token', this.value);
+    if (this.value !== undefined && !request.headers.has('consistency-position')) {
+      attempt.headers.set('Consistency-Position', this.value);
     }
   }
 }
@@ -286,7 +286,7 @@ export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): Wo
     retryDeadline: options.retryDeadline ?? DEFAULT_RETRY_DEADLINE_MS,
     retryJitter: options.retryJitter ?? 500,
   };
-  const tokens = options.readYourWrites === false ? undefined : new ConsistencyTokens();
+  const tokens = options.readYourWrites === false ? undefined : new ConsistencyPositions();
   const fetch = retrying(
     options.fetch ?? ((request: Request) => globalThis.fetch(request)),
     policy,
@@ -310,13 +310,13 @@ export function createWorkspaceApiClient(options: WorkspaceApiClientOptions): Wo
   return {
     v1,
     v2,
-    get consistencyToken(): string | undefined {
+    get consistencyPosition(): string | undefined {
       return tokens?.value;
     },
-    set consistencyToken(value: string | undefined) {
-      if (value !== undefined && !isConsistencyToken(value)) {
+    set consistencyPosition(value: string | undefined) {
+      if (value !== undefined && !isConsistencyPosition(value)) {
         throw new TypeError(
-          `consistencyToken must be a Consistency-Token ("1." and 16 lowercase hex digits) or undefined, not ${shown(value)}`,
+          `consistencyPosition must be a Consistency-Position ("1." and 16 lowercase hex digits) or undefined, not ${shown(value)}`,
         );
       }
       if (tokens) tokens.value = value;
@@ -383,7 +383,7 @@ const MAX_BACKOFF_MS = 8_000;
 
 /**
  * Wraps fetch so that a request is sent again — the same method, URL, headers (Idempotency-Key
- * included) and body — when retrying cannot do harm (only its Consistency-Token may be a later
+ * included) and body — when retrying cannot do harm (only its Consistency-Position may be a later
  * one, when an answer to another call raised it meanwhile):
  *
  * - 429 and 503: the request did nothing;
@@ -404,7 +404,7 @@ function retrying(
   fetch: (request: Request) => Promise<Response>,
   policy: RetryPolicy,
   limiter: Limiter,
-  tokens: ConsistencyTokens | undefined,
+  tokens: ConsistencyPositions | undefined,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const deadline = performance.now() + policy.retryDeadline;
@@ -423,7 +423,7 @@ function retrying(
       const sentAt = performance.now();
       try {
         // A clone per attempt: a Request body can be read once. Each attempt carries the
-        // greatest Consistency-Token known when it is sent (other calls may have raised it).
+        // greatest Consistency-Position known when it is sent (other calls may have raised it).
         const sent = request.clone();
         tokens?.stamp(request, sent);
         response = await fetch(sent);

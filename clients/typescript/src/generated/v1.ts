@@ -745,8 +745,8 @@ export interface components {
     };
   };
   parameters: {
-    /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-    ConsistencyToken: string;
+    /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+    ConsistencyPosition: string;
     /** @description The opaque page.next_cursor of the previous page, with the same filters. */
     Cursor: string;
     /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
@@ -756,8 +756,8 @@ export interface components {
   };
   requestBodies: never;
   headers: {
-    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Token header of a later read to see this write there (of two tokens, the later write's is the greater string). */
-    'Consistency-Token': string;
+    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Position header of a later read to see this write there (of two tokens, the later write's is the greater string). */
+    'Consistency-Position': string;
     /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
     'Idempotent-Replayed': 'true';
     /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
@@ -810,8 +810,8 @@ export interface operations {
         starts_before?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -867,8 +867,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -936,8 +936,8 @@ export interface operations {
         status?: components['schemas']['ContactStatus'];
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -1011,7 +1011,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1079,7 +1079,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -1112,7 +1112,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -1161,8 +1161,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -1242,7 +1242,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];

@@ -1906,8 +1906,8 @@ export interface components {
     };
   };
   parameters: {
-    /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-    ConsistencyToken: string;
+    /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+    ConsistencyPosition: string;
     /** @description The opaque page.next_cursor of the previous page, with the same filters. */
     Cursor: string;
     /** @description Unique key of this write, 8 to 128 visible ASCII characters. Retrying with the same key and request returns the first response (marked Idempotent-Replayed: true) for 48 hours; the same key with a different request is 409. */
@@ -1917,8 +1917,8 @@ export interface components {
   };
   requestBodies: never;
   headers: {
-    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Token header of a later read to see this write there (of two tokens, the later write's is the greater string). */
-    'Consistency-Token': string;
+    /** @description On deployments that serve reads from replicas: this write's position. Send it as the Consistency-Position header of a later read to see this write there (of two tokens, the later write's is the greater string). */
+    'Consistency-Position': string;
     /** @description Present and true when this response is the stored response of an earlier request with the same Idempotency-Key. */
     'Idempotent-Replayed': 'true';
     /** @description Path of the created resource (e.g. /v2/contacts/{id}); sent on every 201, replays included. */
@@ -1971,8 +1971,8 @@ export interface operations {
         starts_before?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -2028,8 +2028,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -2096,8 +2096,8 @@ export interface operations {
         status?: 'active' | 'paused' | 'draft';
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -2154,8 +2154,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -2225,8 +2225,8 @@ export interface operations {
         active?: boolean;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -2283,8 +2283,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -2359,8 +2359,8 @@ export interface operations {
         external_id?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -2434,7 +2434,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -2499,7 +2499,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2560,7 +2560,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2604,7 +2604,7 @@ export interface operations {
       /** @description Default Response */
       207: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2663,8 +2663,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /** @description Identifier of the contact in the calling system; a "/" in it may be sent raw or as %2F. */
@@ -2738,7 +2738,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2771,7 +2771,7 @@ export interface operations {
       /** @description Default Response */
       201: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           Location: components['headers']['Location'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -2834,7 +2834,7 @@ export interface operations {
       /** @description Deleted: no body. */
       204: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2862,8 +2862,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -2938,7 +2938,7 @@ export interface operations {
       /** @description Deleted: no body. */
       204: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2988,7 +2988,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
-          'Consistency-Token': components['headers']['Consistency-Token'];
+          'Consistency-Position': components['headers']['Consistency-Position'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -3053,8 +3053,8 @@ export interface operations {
         status?: 'open' | 'closed';
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -3123,8 +3123,8 @@ export interface operations {
         conversation_id?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path: {
         /**
@@ -3200,8 +3200,8 @@ export interface operations {
         resource_id?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -3263,8 +3263,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -3316,8 +3316,8 @@ export interface operations {
         updated_after?: string;
       };
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
@@ -3369,8 +3369,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The Consistency-Token of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
-        'Consistency-Token'?: components['parameters']['ConsistencyToken'];
+        /** @description The Consistency-Position of an earlier write's answer: this read sees that write (a replica answers it only once it has applied the write, else the primary does). Anything else is 400 invalid_header. */
+        'Consistency-Position'?: components['parameters']['ConsistencyPosition'];
       };
       path?: never;
       cookie?: never;
