@@ -401,6 +401,7 @@ const RUN_TITLES = {
   bench: 'Benchmark',
   webhooks: 'Webhook delivery',
   noisy: 'One workspace beside another (noisy neighbour)',
+  replicas: 'Reads on a streaming replica',
 } as const;
 export type RunKind = keyof typeof RUN_TITLES;
 
