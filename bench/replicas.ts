@@ -175,7 +175,7 @@ runAsScript(import.meta.url, 'bench:replicas', async (log) => {
         of((x) => x.replicaPostgresMs),
       )} | ${fmt(of((x) => x.cpu.machine_cores))} | ${routed || '—'} |`;
     });
-    const versions = await primary.query<{ v: string }>('SHOW server_version');
+    const versions = await primary.query<{ v: string }>("SELECT current_setting('server_version') AS v");
     const markdown = [
       `Run of ${date}: ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}, ` +
         `PostgreSQL ${versions.rows[0]!.v} (a private primary and a \`pg_basebackup -R\` replica on this machine). ` +
