@@ -18,7 +18,7 @@ import { migrate } from '../src/infra/migrate.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { seedContacts } from '../src/modules/owner/seed.js';
 import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
-import { startReplicaPair, withoutReplicaPair } from '../test/servers.js';
+import { readRoutes, startReplicaPair, withoutReplicaPair } from '../test/servers.js';
 import { cpuProbe, type CpuUse } from './cpu.js';
 import { measureOnce, median, type Repetition } from './load.js';
 import { freePort, ROOT, runAsScript, startServer, stopAll, type Server } from './processes.js';
@@ -48,15 +48,8 @@ const fmt = (n: number | null | undefined, digits = 2) =>
     ? '—'
     : n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
-/** The count of each route of wsapi_replica_routed_reads_total in the process's /metrics. */
-async function routes(server: Server): Promise<Record<string, number>> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^wsapi_replica_routed_reads_total\{route="([a-z_]+)"\} (\d+)/gm)) {
-    counts[m[1]!] = Number(m[2]);
-  }
-  return counts;
-}
+/** Where the process's reads went, by route. */
+const routes = (server: Server) => readRoutes(server.url);
 
 async function caughtUp(primary: Database, replica: Database): Promise<void> {
   const { rows } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');

@@ -13,7 +13,7 @@ import { createWorkspaceApiClient, unwrap } from '../clients/typescript/src/inde
 import { ConfigError, loadConfig } from '../src/config.js';
 import { contactBody, sleep } from './harness.js';
 import { cleanUpProcesses, cli, startServer, stopServer, storeEnv, tempDir, type ServerProcess } from './processes.js';
-import { startReplicaPair, withoutReplicaPair, type ReplicaPair } from './servers.js';
+import { readRoutes, startReplicaPair, withoutReplicaPair, type ReplicaPair } from './servers.js';
 
 const skip = withoutReplicaPair();
 let pair: ReplicaPair;
@@ -88,15 +88,8 @@ async function call(
   };
 }
 
-/** The process's count of reads by where they went (wsapi_replica_routed_reads_total). */
-async function routed(server: ServerProcess): Promise<Record<string, number>> {
-  const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^wsapi_replica_routed_reads_total\{route="([a-z_]+)"\} (\d+)/gm)) {
-    counts[m[1]!] = Number(m[2]);
-  }
-  return counts;
-}
+/** The process's count of reads by where they went. */
+const routed = (server: ServerProcess) => readRoutes(server.baseUrl);
 
 async function replay(paused: boolean): Promise<void> {
   await replicaAdmin.query(paused ? 'SELECT pg_wal_replay_pause()' : 'SELECT pg_wal_replay_resume()');

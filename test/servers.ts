@@ -169,6 +169,19 @@ export interface ReplicaPair {
   createDatabase(name: string): Promise<{ primaryUrl: string; replicaUrl: string }>;
 }
 
+/**
+ * The count of each route of wsapi_replica_routed_reads_total in the /metrics of the process at
+ * `baseUrl`: where its reads went (replica, or primary and why).
+ */
+export async function readRoutes(baseUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^wsapi_replica_routed_reads_total\{route="([a-z_]+)"\} (\d+)/gm)) {
+    counts[m[1]!] = Number(m[2]);
+  }
+  return counts;
+}
+
 /** Why no replica pair can be started here, or undefined. */
 export function withoutReplicaPair(): string | undefined {
   const binaries = postgresBinaries();

@@ -14,6 +14,7 @@ import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.ser
 import { seedAppointments, seedCatalogItems } from '../src/modules/owner/seed.js';
 import { contactBody, openTestDatabase, sleep, startTestServer, STORE, type TestServer } from './harness.js';
 import { cleanUpProcesses, startServer, storeEnv, tempDir } from './processes.js';
+import { readRoutes } from './servers.js';
 
 const WRITERS = 16;
 const DELETERS = 2;
@@ -372,10 +373,7 @@ test(`list and feed followers lose nothing under ${WRITERS} writers and owner de
     // The servers' reads by where they went: the replica must have served most of them.
     const routes: Record<string, number> = {};
     for (const base of baseUrls) {
-      const text = await (await fetch(`${base}/metrics`)).text();
-      for (const m of text.matchAll(/^wsapi_replica_routed_reads_total\{route="([a-z_]+)"\} (\d+)/gm)) {
-        routes[m[1]!] = (routes[m[1]!] ?? 0) + Number(m[2]);
-      }
+      for (const [route, n] of Object.entries(await readRoutes(base))) routes[route] = (routes[route] ?? 0) + n;
     }
     const all = Object.values(routes).reduce((a, b) => a + b, 0);
     console.log(`reads by route: ${JSON.stringify(routes)}`);
