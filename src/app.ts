@@ -66,7 +66,6 @@ export async function buildApp(
     rateLimiter: services.rateLimiter,
     metrics: services.metrics,
     unauthenticatedLimitPerMinute: limitPerMinute,
-    concurrency: services.concurrency,
     defaultConcurrentRequests: config.defaultConcurrentRequests,
     shedder: services.shedder,
   });
@@ -103,7 +102,6 @@ export async function buildApp(
   const stopHousekeeping = startHousekeeping([
     () => services.idempotency.purgeExpired(),
     () => services.rateLimiter.purge(),
-    async () => services.concurrency.purge?.(),
     () => eventsRepository.purgeOlderThan(db, config.eventsRetentionDays),
     () => webhooksRepository.purgeOlderThan(db, config.eventsRetentionDays),
   ]);
@@ -128,7 +126,6 @@ export async function buildApp(
       await services.usage.close();
       await services.authenticator.close();
       await services.rateLimiter.close();
-      await services.concurrency.close();
       services.redis?.close();
       services.shedder.close();
       await services.reads.close();

@@ -1,23 +1,17 @@
 // The long-lived parts of the service, built once (createServices, called by app.ts) and handed to
 // the route modules.
 import type { Config } from './config.js';
-import {
-  MemoryConcurrencyStore,
-  PostgresConcurrencyStore,
-  RedisConcurrencyStore,
-  type ConcurrencyStore,
-} from './infra/concurrency-store.js';
 import { createPostgresDatabase, type Database } from './infra/database.js';
 import { IdempotencyStore } from './infra/idempotency-store.js';
 import { instanceSecret } from './infra/instance-settings.js';
 import { LoadShedder } from './infra/load-shedder.js';
 import { Metrics } from './infra/metrics.js';
 import {
-  MemoryRateLimitStore,
-  PostgresRateLimitStore,
-  RedisRateLimitStore,
-  type RateLimitStore,
-} from './infra/rate-limit-store.js';
+  MemoryAdmissionStore,
+  PostgresAdmissionStore,
+  RedisAdmissionStore,
+  type AdmissionStore,
+} from './infra/admission-store.js';
 import { RateLimiter } from './infra/rate-limiter.js';
 import { ReadReplicas } from './infra/read-replicas.js';
 import { RedisConnection } from './infra/redis.js';
@@ -32,9 +26,8 @@ export interface Services {
   /** where reads run: the primary, or streaming replicas of it (DATABASE_READ_URL) */
   reads: ReadReplicas;
   authenticator: Authenticator;
+  /** rate limits and a key's requests in flight, across the deployment */
   rateLimiter: RateLimiter;
-  /** requests in flight per key, across the deployment (the rate limit's store) */
-  concurrency: ConcurrencyStore;
   /** this process's saturation, and who holds the most of it */
   shedder: LoadShedder;
   usage: UsageRecorder;
@@ -65,21 +58,17 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 /** The long-lived parts of the service for this configuration and store. */
 export async function createServices(config: Config, db: Database): Promise<Services> {
-  let store: RateLimitStore;
-  let concurrency: ConcurrencyStore;
+  let store: AdmissionStore;
   let redis: RedisConnection | null = null;
   if (config.redisUrl) {
     redis = new RedisConnection(config.redisUrl);
     await redis.connected();
-    store = new RedisRateLimitStore(redis);
-    concurrency = new RedisConcurrencyStore(redis);
+    store = new RedisAdmissionStore(redis);
   } else if (db.kind === 'postgres') {
     // Several processes (serve --workers, several machines) share one count without Redis.
-    store = new PostgresRateLimitStore(db);
-    concurrency = new PostgresConcurrencyStore(db);
+    store = new PostgresAdmissionStore(db);
   } else {
-    store = new MemoryRateLimitStore();
-    concurrency = new MemoryConcurrencyStore();
+    store = new MemoryAdmissionStore();
   }
   const authenticator = new Authenticator(db, config.authCacheTtlMs);
   await authenticator.start();
@@ -98,7 +87,6 @@ export async function createServices(config: Config, db: Database): Promise<Serv
     reads,
     authenticator,
     rateLimiter: new RateLimiter(store),
-    concurrency,
     shedder: new LoadShedder(config.loadShedding, db.kind === 'postgres' ? () => db.poolStats().waiting : null),
     usage: new UsageRecorder(db),
     idempotency: new IdempotencyStore(db, config.idempotencyTtlHours),

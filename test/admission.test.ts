@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import type { Transaction } from '../src/infra/database.js';
 import { LoadShedder } from '../src/infra/load-shedder.js';
-import { MemoryRateLimitStore } from '../src/infra/rate-limit-store.js';
+import { MemoryAdmissionStore, type Place, type Take } from '../src/infra/admission-store.js';
 import { RateLimiter } from '../src/infra/rate-limiter.js';
 import { contactBody, idem, logLines, sleep, startTestServer, STORE, type TestResponse } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -346,12 +346,13 @@ describe('what saturates a process, and who is shed then', () => {
 describe('a refused quota is answered from memory until its Retry-After', () => {
   test('a client that keeps sending while refused costs no store round trip; the store is asked again after', async () => {
     let takes = 0;
-    const store = new MemoryRateLimitStore();
+    const store = new MemoryAdmissionStore();
     const counting = {
-      take: (bucket: string, limit: number, windowMs: number, cost?: number) => {
+      admit: (take: Take, place?: Place) => {
         takes++;
-        return store.take(bucket, limit, windowMs, cost);
+        return store.admit(take, place);
       },
+      release: (bucket: string, holder: string) => store.release(bucket, holder),
       close: () => store.close(),
     };
     const limiter = new RateLimiter(counting);

@@ -9,9 +9,13 @@ import { describe, test } from 'node:test';
 import type { Database, Queryable } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { RedisRateLimitStore, type BucketState } from '../src/infra/rate-limit-store.js';
+import {
+  PostgresAdmissionStore,
+  RedisAdmissionStore,
+  type Admission,
+  type AdmissionStore,
+} from '../src/infra/admission-store.js';
 import { RedisConnection } from '../src/infra/redis.js';
-import { PostgresConcurrencyStore, RedisConcurrencyStore } from '../src/infra/concurrency-store.js';
 import {
   contactBody,
   idem,
@@ -338,43 +342,12 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
     }
   });
 
-  test('takes sent in the same turn are counted exactly: one bucket, many at once, with others between', async () => {
+  test('admissions sent in the same turn are counted exactly (Redis)', async () => {
     const redis = new RedisConnection(REDIS_URL);
-    const store = new RedisRateLimitStore(redis, (err) => assert.fail(`Redis degraded: ${err.message}`));
+    const store = new RedisAdmissionStore(redis, (err) => assert.fail(`Redis degraded: ${err.message}`));
     try {
       await redis.connected();
-      const run = `batch-${process.pid}-${Date.now()}`;
-      // 120 takes on a 50/min bucket and 30 on a 10/min one, interleaved, all in one turn of the
-      // event loop; then 40 more on the first while those are still in flight.
-      const sent: { bucket: 'a' | 'b'; state: Promise<BucketState> }[] = [];
-      for (let i = 0; i < 120; i++) {
-        sent.push({ bucket: 'a', state: store.take(`${run}:a`, 50, WINDOW_MS) });
-        if (i % 4 === 0) sent.push({ bucket: 'b', state: store.take(`${run}:b`, 10, WINDOW_MS) });
-      }
-      await new Promise((r) => setImmediate(r));
-      for (let i = 0; i < 40; i++) sent.push({ bucket: 'a', state: store.take(`${run}:a`, 50, WINDOW_MS) });
-      const states = await Promise.all(sent.map((t) => t.state));
-      const a = states.filter((_, i) => sent[i]!.bucket === 'a');
-      const b = states.filter((_, i) => sent[i]!.bucket === 'b');
-      assert.equal(a.length, 160);
-      assert.equal(b.length, 30);
-      for (const [name, bucket, limit] of [
-        ['a', a, 50],
-        ['b', b, 10],
-      ] as const) {
-        const allowed = bucket.filter((s) => s.allowed);
-        assert.equal(allowed.length, limit, `bucket ${name}: exactly its quota passes`);
-        // Each allowed take saw its own count: limit-1 … 0, each once, in the order they were sent.
-        assert.deepEqual(
-          allowed.map((s) => s.remaining),
-          Array.from({ length: limit }, (_, i) => limit - 1 - i),
-          `bucket ${name}`,
-        );
-        assert.ok(
-          bucket.slice(limit).every((s) => !s.allowed && s.retryAfterMs > 0),
-          `bucket ${name}: the rest refused`,
-        );
-      }
+      await admissionsOfOneTurn(store, `redis-${process.pid}-${Date.now()}`);
     } finally {
       await store.close();
       redis.close();
@@ -383,29 +356,30 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
 
   test('places given back while Redis could not be reached are given back there once it answers', async () => {
     const redis = new RedisConnection(REDIS_URL);
-    const places = new RedisConcurrencyStore(redis);
+    const store = new RedisAdmissionStore(redis);
     try {
       await redis.connected();
       const bucket = `leftovers-${process.pid}-${Date.now()}`;
-      assert.equal(await places.acquire(bucket, 'first', 2, 45_000), true);
-      assert.equal(await places.acquire(bucket, 'second', 2, 45_000), true);
+      const place = (holder: string) => admitWithPlace(store, bucket, holder, 2);
+      assert.equal(await place('first'), true);
+      assert.equal(await place('second'), true);
       // Redis goes away while both requests end: their releases cannot reach it.
       const ended = once(redis.client, 'end');
       redis.client.disconnect();
       await ended;
-      await places.release(bucket, 'first');
-      await places.release(bucket, 'second');
+      await store.release(bucket, 'first');
+      await store.release(bucket, 'second');
       const ready = once(redis.client, 'ready');
       redis.client.connect().catch(() => undefined);
       await ready;
       // Back: without the leftovers given back, both places would stay taken for 45 s.
-      assert.equal(await places.acquire(bucket, 'third', 2, 45_000), true);
-      assert.equal(await places.acquire(bucket, 'fourth', 2, 45_000), true);
-      assert.equal(await places.acquire(bucket, 'fifth', 2, 45_000), false, 'the limit holds');
+      assert.equal(await place('third'), true);
+      assert.equal(await place('fourth'), true);
+      assert.equal(await place('fifth'), false, 'the limit holds');
       // Counted in Redis, not in this process's memory.
       assert.deepEqual((await redis.client.zrange(`wsapi:inflight:${bucket}`, 0, -1)).sort(), ['fourth', 'third']);
     } finally {
-      await places.close();
+      await store.close();
       redis.close();
     }
   });
@@ -440,35 +414,127 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
   });
 });
 
-test(`places given back while the database could not be reached are given back with the next take (${STORE} store)`, async () => {
-  // The database fails every release while "down": a terminated session, an outage.
+/** Takes a place of `bucket` (of `limit`) for `holder`, on a quota that never refuses. */
+async function admitWithPlace(store: AdmissionStore, bucket: string, holder: string, limit: number) {
+  const { count, placed } = await store.admit(
+    { bucket: `${bucket}:count`, limit: 1_000_000, windowMs: WINDOW_MS, cost: 1 },
+    { bucket, holder, limit, leaseMs: 45_000 },
+  );
+  assert.equal(count.allowed, true);
+  return placed;
+}
+
+/**
+ * Admissions of one turn of the event loop, in one call: 120 counts on a 50/min bucket and 30 on a
+ * 10/min one, interleaved, with 4 requests taking the 4 places of a bucket; then, in the next turn,
+ * 40 more counts on the first bucket, 2 of the places given back and 6 more requests asking for one.
+ */
+async function admissionsOfOneTurn(store: AdmissionStore, run: string): Promise<void> {
+  const sent: { bucket: 'a' | 'b'; admission: Promise<Admission> }[] = [];
+  const take = (bucket: 'a' | 'b', limit: number) =>
+    sent.push({ bucket, admission: store.admit({ bucket: `${run}:${bucket}`, limit, windowMs: WINDOW_MS, cost: 1 }) });
+  for (let i = 0; i < 120; i++) {
+    take('a', 50);
+    if (i % 4 === 0) take('b', 10);
+  }
+  const places = `${run}:places`;
+  const first = await Promise.all([0, 1, 2, 3].map((n) => admitWithPlace(store, places, `h${n}`, 4)));
+  for (let i = 0; i < 40; i++) take('a', 50);
+  const releases = [store.release(places, 'h0'), store.release(places, 'h1')];
+  const second = await Promise.all([4, 5, 6, 7, 8, 9].map((n) => admitWithPlace(store, places, `h${n}`, 4)));
+  await Promise.all(releases);
+  assert.deepEqual(first, [true, true, true, true], 'four places of four');
+  assert.deepEqual(second, [true, true, false, false, false, false], 'the two given back in the same turn, no more');
+
+  const states = await Promise.all(sent.map((t) => t.admission));
+  for (const [name, limit] of [
+    ['a', 50],
+    ['b', 10],
+  ] as const) {
+    const bucket = states.filter((_, i) => sent[i]!.bucket === name).map((s) => s.count);
+    assert.equal(bucket.length, name === 'a' ? 160 : 30);
+    const allowed = bucket.filter((s) => s.allowed);
+    assert.equal(allowed.length, limit, `bucket ${name}: exactly its quota passes`);
+    // Each allowed take saw its own count: limit-1 … 0, each once, in the order they were sent.
+    assert.deepEqual(
+      allowed.map((s) => s.remaining),
+      Array.from({ length: limit }, (_, i) => limit - 1 - i),
+      `bucket ${name}`,
+    );
+    assert.ok(
+      bucket.slice(limit).every((s) => !s.allowed && s.retryAfterMs > 0),
+      `bucket ${name}: the rest refused`,
+    );
+  }
+}
+
+test(`admissions sent in the same turn are counted exactly (PostgreSQL admission store, ${STORE} store)`, async () => {
+  const store = new PostgresAdmissionStore(db, (err) => assert.fail(`the database failed: ${err.message}`));
+  try {
+    await admissionsOfOneTurn(store, `pg-${process.pid}-${Date.now()}`);
+  } finally {
+    await store.close();
+  }
+});
+
+test(`two processes' calls that name the same buckets in opposite orders never deadlock, and count exactly (${STORE} store)`, async () => {
+  // Two stores stand for two processes: each call of one names buckets a and b in one order, each
+  // call of the other in the other order, at once, many times.
+  const failures: string[] = [];
+  const stores = [0, 1].map(() => new PostgresAdmissionStore(db, (err) => failures.push(err.message)));
+  const run = `cross-${process.pid}-${Date.now()}`;
+  try {
+    const admitted = { a: 0, b: 0 };
+    for (let round = 0; round < 40; round++) {
+      const calls = stores.map((store, n) => {
+        const order = n === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
+        return order.flatMap((bucket) =>
+          [0, 1, 2, 3, 4].map(async () => {
+            const { count } = await store.admit({
+              bucket: `${run}:${bucket}`,
+              limit: 300,
+              windowMs: WINDOW_MS,
+              cost: 1,
+            });
+            if (count.allowed) admitted[bucket]++;
+          }),
+        );
+      });
+      await Promise.all(calls.flat());
+    }
+    assert.deepEqual(failures, [], 'no call failed (a deadlock would, and be counted in memory)');
+    // 40 rounds × 2 stores × 5 = 400 requests per bucket against a quota of 300.
+    assert.deepEqual(admitted, { a: 300, b: 300 }, 'exactly the quota, shared');
+  } finally {
+    await Promise.all(stores.map((s) => s.close()));
+  }
+});
+
+test(`places given back while the database could not be reached are given back with the next call (${STORE} store)`, async () => {
+  // The database fails every call while "down": a terminated session, an outage.
   let down = false;
   const flaky: Queryable = {
     query: (sql, params, name) =>
-      down && sql.startsWith('DELETE')
-        ? Promise.reject(new Error('Connection terminated'))
-        : db.query(sql, params, name),
+      down ? Promise.reject(new Error('Connection terminated')) : db.query(sql, params, name),
     exec: (script) => db.exec(script),
   };
-  const places = new PostgresConcurrencyStore(flaky);
+  const store = new PostgresAdmissionStore(flaky);
   const bucket = `pg-leftovers-${process.pid}-${Date.now()}`;
-  assert.equal(await places.acquire(bucket, 'first', 2, 45_000), true);
-  assert.equal(await places.acquire(bucket, 'second', 2, 45_000), true);
+  const place = (holder: string) => admitWithPlace(store, bucket, holder, 2);
+  assert.equal(await place('first'), true);
+  assert.equal(await place('second'), true);
   down = true;
-  await places.release(bucket, 'first');
-  await places.release(bucket, 'second');
+  await store.release(bucket, 'first');
+  await store.release(bucket, 'second');
   down = false;
   // Without the leftovers given back, both places would stay taken for 45 s.
-  assert.equal(await places.acquire(bucket, 'third', 2, 45_000), true);
-  assert.equal(await places.acquire(bucket, 'fourth', 2, 45_000), true);
-  assert.equal(await places.acquire(bucket, 'fifth', 2, 45_000), false, 'the limit holds');
-  const { rows } = await db.query<{ holder: string }>(
-    'SELECT holder FROM concurrency_leases WHERE bucket = $1 ORDER BY holder',
+  assert.equal(await place('third'), true);
+  assert.equal(await place('fourth'), true);
+  assert.equal(await place('fifth'), false, 'the limit holds');
+  const { rows } = await db.query<{ held: number }>(
+    'SELECT coalesce(sum(held), 0)::int AS held FROM concurrency_places WHERE bucket = $1',
     [bucket],
   );
-  assert.deepEqual(
-    rows.map((r) => r.holder),
-    ['fourth', 'third'],
-    'counted in the database, not in memory',
-  );
+  assert.equal(rows[0]!.held, 2, 'counted in the database, not in memory');
+  await store.close();
 });

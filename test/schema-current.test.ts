@@ -77,7 +77,10 @@ const RETIRED = [
   // The feed's and webhook delivery's row triggers, replaced by statement triggers that write a
   // statement's events together (record_events, wake_for_new_events); and feed_event_json, folded
   // into write_feed_json, the trigger that writes events.feed_json; stamp_change, which compared
-  // rows as jsonb, replaced by each table's own <table>_stamp_change (stamp_trigger). Sorted.
+  // rows as jsonb, replaced by each table's own <table>_stamp_change (stamp_trigger);
+  // concurrency_acquire, which took one request's place a call, replaced by admit_requests, which counts
+  // the requests of a turn and takes their places in one call. Sorted.
+  'function concurrency_acquire',
   'function emit_event',
   'function feed_event_json',
   'function resource_changed',

@@ -1,7 +1,9 @@
-// Per-key (and, before authentication, per-client-address) request quotas: `limit` requests per
-// minute, refilled continuously (GCRA, src/infra/rate-limit-store.ts). A key of N per minute may
-// burst N requests, then gets one every 60/N seconds.
-import type { RateLimitStore } from './rate-limit-store.js';
+// Admission of requests: per-key (and, before authentication, per-client-address) request quotas
+// of `limit` requests per minute, refilled continuously (GCRA), and a key's places among the
+// requests in flight, both counted in the deployment's admission store
+// (src/infra/admission-store.ts). A key of N per minute may burst N requests, then gets one every
+// 60/N seconds.
+import type { AdmissionStore, Place } from './admission-store.js';
 
 const RATE_LIMIT_WINDOW_MS = 60_000;
 
@@ -18,7 +20,7 @@ export interface RateLimitDecision {
 }
 
 export class RateLimiter {
-  readonly #store: RateLimitStore;
+  readonly #store: AdmissionStore;
   /**
    * Buckets that refused a request, and until when (epoch ms) any request of them will be refused:
    * a refusal changes no count and other processes only ever take more, so until then the store
@@ -26,30 +28,68 @@ export class RateLimiter {
    */
   readonly #refusedUntil = new Map<string, { untilMs: number; resetAtMs: number }>();
 
-  constructor(store: RateLimitStore) {
+  constructor(store: AdmissionStore) {
     this.#store = store;
   }
 
   /** `cost`: how many requests this counts as, at most the whole quota (a request never waits forever). */
   async consume(bucket: string, limit: number, cost = 1): Promise<RateLimitDecision> {
+    return (await this.admit(bucket, limit, cost)).decision;
+  }
+
+  /**
+   * As `consume`, and when the quota allows the request, takes `place` in the same step: `placed`
+   * says whether it was free (null when the quota refused the request, or no place was asked for).
+   * A place taken is given back with `release`.
+   */
+  async admit(
+    bucket: string,
+    limit: number,
+    cost = 1,
+    place?: Place,
+  ): Promise<{ decision: RateLimitDecision; placed: boolean | null }> {
     // A bucket's state means something only at its own rate: one bucket per (subject, quota), so
     // processes configured with other quotas (or a key whose quota was changed) never share one.
     const name = `${bucket}/${limit}`;
     const now = Date.now();
     const refused = this.#refusedUntil.get(name);
     if (refused && refused.untilMs > now) {
-      return { allowed: false, limit, remaining: 0, resetAtMs: refused.resetAtMs, retryAfterMs: refused.untilMs - now };
+      return {
+        decision: {
+          allowed: false,
+          limit,
+          remaining: 0,
+          resetAtMs: refused.resetAtMs,
+          retryAfterMs: refused.untilMs - now,
+        },
+        placed: null,
+      };
     }
     if (refused) this.#refusedUntil.delete(name);
-    const s = await this.#store.take(name, limit, RATE_LIMIT_WINDOW_MS, Math.min(cost, limit));
+    const take = { bucket: name, limit, windowMs: RATE_LIMIT_WINDOW_MS, cost: Math.min(cost, limit) };
+    const { count: s, placed } = await this.#store.admit(take, place);
     // Only the refusal of a single request says when every request passes again.
     if (!s.allowed && cost === 1) {
       this.#refusedUntil.set(name, { untilMs: Date.now() + s.retryAfterMs, resetAtMs: s.fullAtMs });
     }
-    return { allowed: s.allowed, limit, remaining: s.remaining, resetAtMs: s.fullAtMs, retryAfterMs: s.retryAfterMs };
+    return {
+      decision: {
+        allowed: s.allowed,
+        limit,
+        remaining: s.remaining,
+        resetAtMs: s.fullAtMs,
+        retryAfterMs: s.retryAfterMs,
+      },
+      placed,
+    };
   }
 
-  /** Forgets buckets that are full again, where the store keeps them outside this process. */
+  /** Gives back a place taken by `admit`. */
+  release(bucket: string, holder: string): Promise<void> {
+    return this.#store.release(bucket, holder);
+  }
+
+  /** Forgets buckets that are full again and expired places, where the store keeps them outside this process. */
   async purge(): Promise<void> {
     const now = Date.now();
     for (const [name, refused] of this.#refusedUntil) if (refused.untilMs <= now) this.#refusedUntil.delete(name);

@@ -10,7 +10,6 @@ import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { Metrics } from '../infra/metrics.js';
 import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
 import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
-import type { ConcurrencyStore } from '../infra/concurrency-store.js';
 import type { LoadShedder } from '../infra/load-shedder.js';
 import { bodyBytes } from '../http/request-size.js';
 import './types.js';
@@ -20,7 +19,6 @@ interface GuardOptions {
   rateLimiter: RateLimiter;
   metrics: Metrics;
   unauthenticatedLimitPerMinute: number;
-  concurrency: ConcurrencyStore;
   defaultConcurrentRequests: number;
   shedder: LoadShedder;
 }
@@ -191,20 +189,26 @@ export default fp<GuardOptions>(
       request.principal = principal;
 
       // Counted per key lineage: a rotated key and its successor share one quota. A body that
-      // announces its length is counted by it now, before it is read.
+      // announces its length is counted by it now, before it is read. The key's place among its
+      // requests in flight is taken in the same step, when the quota allows the request.
       const cost = requestCost(request, principal.rateLimitPerMinute);
-      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, cost);
+      const subject = `key:${principal.quotaId}`;
+      const limit = principal.concurrencyLimit ?? opts.defaultConcurrentRequests;
+      const { decision: d, placed } = await opts.rateLimiter.admit(subject, principal.rateLimitPerMinute, cost, {
+        bucket: subject,
+        holder: request.id,
+        limit,
+        leaseMs: CONCURRENCY_LEASE_MS,
+      });
       charged.set(request, cost);
       applyRateLimitHeaders(reply, d);
       if (!d.allowed) {
         opts.metrics.rateLimited('key');
         throw rateLimited(d, 'rate_limit_exceeded');
       }
-
-      const subject = `key:${principal.quotaId}`;
+      if (placed) admission.hold(() => void opts.rateLimiter.release(subject, request.id));
       shedIfHeaviest(subject);
-      const limit = principal.concurrencyLimit ?? opts.defaultConcurrentRequests;
-      if (!(await opts.concurrency.acquire(subject, request.id, limit, CONCURRENCY_LEASE_MS))) {
+      if (!placed) {
         opts.metrics.rateLimited('concurrency');
         throw new ApiError('concurrency_limit_exceeded', {
           retryAfter: 1,
@@ -212,7 +216,6 @@ export default fp<GuardOptions>(
           details: { limit },
         });
       }
-      admission.hold(() => void opts.concurrency.release(subject, request.id));
       admission.hold(opts.shedder.enter(subject));
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
