@@ -19,10 +19,10 @@ import { parseOptions, POOL_SIZE } from './settings.js';
 const SCENARIOS = ['list', 'get', 'events', 'create', 'replay', 'upsert'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
-const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--bare]
+const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--counts redis|postgres] [--bare]
 
-Profiles the service (one worker, PostgreSQL and Redis, the benchmark's dataset) under one scenario
-of the benchmark and prints CPU per request by stage; --bare profiles the bare Fastify list instead,
+Profiles the service (one worker, PostgreSQL, the rate-limit counts in Redis or with --counts postgres
+in PostgreSQL, the benchmark's dataset) under one scenario of the benchmark and prints CPU per request by stage; --bare profiles the bare Fastify list instead,
 for comparison. Writes bench-results/profile-<scenario>.json and the .cpuprofile beside it.`;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '3' },
       'log-level': { type: 'string', default: 'warn' },
+      counts: { type: 'string', default: 'redis' },
       bare: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -48,6 +49,8 @@ async function main(): Promise<void> {
   if (!SCENARIOS.includes(scenario)) throw new Error(`--scenario must be one of ${SCENARIOS.join(', ')}`);
   const logLevel = values['log-level'];
   if (logLevel !== 'warn' && logLevel !== 'info') throw new Error('--log-level must be warn or info');
+  const counts = values.counts;
+  if (counts !== 'redis' && counts !== 'postgres') throw new Error('--counts must be redis or postgres');
   const duration = Number(values.duration);
   const warmup = Number(values.warmup);
   const { databaseUrl, redisUrl } = parseOptions([])!;
@@ -63,10 +66,13 @@ async function main(): Promise<void> {
     const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
     if (values.bare && scenario !== 'list') throw new Error('--bare profiles the bare Fastify list: --scenario list');
     const server = values.bare
-      ? await startBareFastify(profiling, databaseUrl, fixtures.cursorSecret, dataset)
-      : await startService({ databaseUrl, redisUrl, workers: 1, logLevel, nodeArgs: profiling }, fixtures);
+      ? await startBareFastify(profiling, databaseUrl, dataset)
+      : await startService(
+          { databaseUrl, redisUrl: counts === 'redis' ? redisUrl : null, workers: 1, logLevel, nodeArgs: profiling },
+          fixtures,
+        );
     const load = values.bare ? { ...scenarios.list, path: '/contacts', headers: {} } : scenarios[scenario];
-    const label = values.bare ? 'bare Fastify list' : `${scenario}, LOG_LEVEL=${logLevel}`;
+    const label = values.bare ? 'bare Fastify list' : `${scenario}, LOG_LEVEL=${logLevel}, counts in ${counts}`;
     log(`profiling ${label}: ${warmup} s of warm-up, ${duration} s measured`);
     if (warmup > 0) await measureOnce(server.url, load, warmup);
     await new Promise((r) => setTimeout(r, 500));
@@ -102,7 +108,7 @@ async function main(): Promise<void> {
 }
 
 /** The bare Fastify baseline of the benchmark (bench/baseline-fastify.ts), under the profiler. */
-async function startBareFastify(nodeArgs: string[], databaseUrl: string, cursorSecret: string, dataset: Dataset) {
+async function startBareFastify(nodeArgs: string[], databaseUrl: string, dataset: Dataset) {
   const port = await freePort();
   return startServer(
     'bare Fastify',
@@ -111,7 +117,6 @@ async function startBareFastify(nodeArgs: string[], databaseUrl: string, cursorS
     {
       DATABASE_URL: databaseUrl,
       POOL_SIZE: String(POOL_SIZE),
-      CURSOR_SECRET: cursorSecret,
       LIST_WORKSPACE_ID: dataset.big_workspace_id,
       WRITE_WORKSPACE_ID: dataset.write_workspace_id,
       PORT: String(port),

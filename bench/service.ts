@@ -1,5 +1,5 @@
 // The service under test, started as a user runs it (`bin/workspace-api serve`) on the benchmark's
-// database and Redis. One place for its settings, shared by the benchmark and the profiler.
+// database, with or without Redis. One place for its settings, shared by the benchmark and the profiler.
 import { join } from 'node:path';
 import type { Fixtures } from './fixtures.js';
 import { freePort, processTree, ROOT, startServer, type Server } from './processes.js';
@@ -7,7 +7,8 @@ import { POOL_SIZE } from './settings.js';
 
 export interface ServiceOptions {
   databaseUrl: string;
-  redisUrl: string;
+  /** Redis for the rate-limit counts; null runs the README's default, counts in PostgreSQL */
+  redisUrl: string | null;
   workers: number;
   /** LOG_LEVEL of the service: `info` is its default, `warn` leaves only problems */
   logLevel: 'info' | 'warn';
@@ -26,7 +27,7 @@ export async function startService(o: ServiceOptions, fixtures: Pick<Fixtures, '
     [...(o.nodeArgs ?? []), join(ROOT, 'bin/workspace-api'), 'serve', '--workers', String(o.workers)],
     {
       DATABASE_URL: o.databaseUrl,
-      REDIS_URL: o.redisUrl,
+      ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: o.logLevel,

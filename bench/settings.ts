@@ -39,10 +39,14 @@ export const DEEP_PAGE = 10_000;
 export const BATCH_SIZE = 100;
 
 export const TARGETS = {
-  /** authenticated list throughput / bare Fastify route throughput */
+  /** authenticated list throughput (LOG_LEVEL=warn, Redis) / bare Fastify route throughput */
   listVsBareFastify: 0.8,
-  /** server process CPU per authenticated list request / the bare Fastify route's */
+  /** server process CPU per authenticated list request (LOG_LEVEL=warn, Redis) / the bare Fastify route's */
   listCpuVsBareFastify: 1.3,
+  /** the same throughput ratio in the README's default deployment (LOG_LEVEL=info, no Redis) */
+  listDefaultsVsBareFastify: 0.7,
+  /** the same CPU ratio in the README's default deployment */
+  listDefaultsCpuVsBareFastify: 1.5,
   /** server process CPU per events page of 100, ms */
   eventsPageServerCpuMs: 1.0,
   /** p99 of the authenticated list at 50 connections, ms */
