@@ -15,6 +15,8 @@ export interface Scenario {
   /** Headers of the n-th connection, fixed for its life (each connection replays its own key). */
   perConnection?: (n: number) => Record<string, string>;
   connections: number;
+  /** requests per second over all connections; unset: as fast as the server answers */
+  rate?: number;
   /** statuses that count as answered; anything else is reported as unexpected */
   expect: readonly number[];
 }
@@ -83,6 +85,7 @@ export async function measureOnce(
         url,
         connections: s.connections,
         duration: seconds,
+        ...(s.rate ? { overallRate: s.rate } : {}),
         requests: [next ? { ...base, setupRequest: (request) => next(request) } : base],
         ...(perConnection
           ? { setupClient: (client) => client.setHeaders({ ...base.headers, ...perConnection(connection++) }) }

@@ -14,16 +14,17 @@ import { freePort, ROOT, startServer, stopAll } from './processes.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-analysis.js';
 import { serviceScenarios, type Scenarios } from './scenarios.js';
 import { startService } from './service.js';
-import { parseOptions, POOL_SIZE } from './settings.js';
+import { parseOptions, POOL_SIZE, wholeNumber } from './settings.js';
 
 const SCENARIOS = ['list', 'get', 'events', 'create', 'replay', 'upsert'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
-const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--counts redis|postgres] [--bare]
+const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--counts redis|postgres] [--rate N] [--bare]
 
 Profiles the service (one worker, PostgreSQL, the rate-limit counts in Redis or with --counts postgres
 in PostgreSQL, the benchmark's dataset) under one scenario of the benchmark and prints CPU per request by stage; --bare profiles the bare Fastify list instead,
-for comparison. Writes bench-results/profile-<scenario>.json and the .cpuprofile beside it.`;
+for comparison. --rate N sends N requests a second instead of as many as the server answers: with
+cores to spare, the samples are the process's own work rather than waits for a core. Writes bench-results/profile-<scenario>.json and the .cpuprofile beside it.`;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '3' },
       'log-level': { type: 'string', default: 'warn' },
       counts: { type: 'string', default: 'redis' },
+      rate: { type: 'string' },
       bare: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -71,7 +73,11 @@ async function main(): Promise<void> {
           { databaseUrl, redisUrl: counts === 'redis' ? redisUrl : null, workers: 1, logLevel, nodeArgs: profiling },
           fixtures,
         );
-    const load = values.bare ? { ...scenarios.list, path: '/contacts', headers: {} } : scenarios[scenario];
+    const rate = values.rate === undefined ? {} : { rate: wholeNumber('rate', values.rate, 1) };
+    const load = {
+      ...(values.bare ? { ...scenarios.list, path: '/contacts', headers: {} } : scenarios[scenario]),
+      ...rate,
+    };
     const label = values.bare ? 'bare Fastify list' : `${scenario}, LOG_LEVEL=${logLevel}, counts in ${counts}`;
     log(`profiling ${label}: ${warmup} s of warm-up, ${duration} s measured`);
     if (warmup > 0) await measureOnce(server.url, load, warmup);

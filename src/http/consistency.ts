@@ -3,7 +3,7 @@
 // committed; a request that sends one back has its reads served by a replica that has applied that
 // write, or by the primary. Without replicas no answer carries a token, and a token sent is checked
 // and has nothing to wait for.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Queryable } from '../infra/database.js';
 import { positionOfToken, tokenOf, type ReadReplicas } from '../infra/read-replicas.js';
 import { ApiError } from '../shared/errors.js';
@@ -51,13 +51,23 @@ function positionSent(request: FastifyRequest): bigint | null {
  * one: its client's next read then goes by what the deployment's consistency gives any read.
  */
 export function consistencyPositions(app: FastifyInstance, reads: ReadReplicas): void {
-  app.addHook('preHandler', (request, _reply, done) => {
+  const checkPosition: preHandlerHookHandler = (request, _reply, done) => {
     try {
-      if (request.principal && !READ_METHODS.has(request.method)) positionSent(request);
+      if (request.principal) positionSent(request);
     } catch (err) {
       return done(err as Error);
     }
     done();
+  };
+  // Attached to the writes only: a read checks the header where it reads (readsOf).
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => READ_METHODS.has(m))) return;
+    const declared = route.preHandler;
+    route.preHandler = [
+      checkPosition,
+      ...(declared === undefined ? [] : Array.isArray(declared) ? declared : [declared]),
+    ];
   });
   if (!reads.enabled) return;
   app.addHook('onSend', async (request, reply, payload) => {

@@ -26,8 +26,13 @@ const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
  * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
  * percent-encoded (%2E).
  */
+/** Whether a path may hold something to blot out: a key's prefix, an external id, or an escape. */
+const MAY_BLOT = /wsk_|external|%/i;
+
 function loggedPath(url: string): string {
-  const raw = url.split('?')[0]!;
+  const query = url.indexOf('?');
+  const raw = query === -1 ? url : url.slice(0, query);
+  if (!MAY_BLOT.test(raw)) return raw;
   let decoded = raw;
   if (raw.includes('%')) {
     try {

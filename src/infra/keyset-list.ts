@@ -63,15 +63,28 @@ export async function listRows<Row>(
     );
     shape += '_after';
   }
-  // ORDER BY names the table's columns: the select list prints them as text under the same names,
-  // and ordering by those would defeat the index (and LIMIT) for a sort of the whole workspace.
-  const { rows } = await db.query<Row>(
-    `SELECT ${columnsOf(spec)} FROM ${spec.table} WHERE ${where.join(' AND ')}
-      ORDER BY ${spec.table}.${spec.sortColumn}, ${spec.table}.id LIMIT $${params.push(take)}`,
-    params,
-    prepared ? shape : undefined,
-  );
+  const limit = params.push(take);
+  const { rows } = await db.query<Row>(statementOf(spec, shape, where, limit), params, prepared ? shape : undefined);
   return rows;
+}
+
+/**
+ * Each shape's statement text, made once: a list's shape (its resource, its filters present, a
+ * position or not) fixes it, as it fixes the prepared statement's name.
+ */
+const statements = new Map<string, string>();
+
+function statementOf(spec: ListSpec, shape: string, where: readonly string[], limit: number): string {
+  let sql = statements.get(shape);
+  if (sql === undefined) {
+    // ORDER BY names the table's columns: the select list prints them as text under the same
+    // names, and ordering by those would defeat the index (and LIMIT) for a sort of the whole
+    // workspace.
+    sql = `SELECT ${columnsOf(spec)} FROM ${spec.table} WHERE ${where.join(' AND ')}
+      ORDER BY ${spec.table}.${spec.sortColumn}, ${spec.table}.id LIMIT $${limit}`;
+    statements.set(shape, sql);
+  }
+  return sql;
 }
 
 export async function findRow<Row>(

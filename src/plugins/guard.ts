@@ -5,7 +5,13 @@
 // requests without a valid key. An admitted request holds its place (in this process, and among
 // the key's places across the deployment) until its answer is sent or its client leaves.
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onErrorAsyncHookHandler,
+  preValidationAsyncHookHandler,
+} from 'fastify';
 import type { Authenticator } from '../modules/api-keys/authenticator.js';
 import type { Metrics } from '../infra/metrics.js';
 import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js';
@@ -37,11 +43,11 @@ const BODY_BYTES_PER_REQUEST = 16 * 1024;
  * (one per 16 KiB started: announced, or as received when it announced no length) or a batch (one
  * per `itemsPerRequest` items), whichever is more; at most `quota`, the key's requests per minute.
  */
-function requestCost(request: FastifyRequest, quota: number): number {
+function requestCost(request: FastifyRequest, quota: number, route = request.routeOptions): number {
   const bytes = bodyBytes(request);
   // A body over the route's limit is refused (413) before it is read: it costs nothing to read.
-  const byBytes = bytes > request.routeOptions.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);
-  const perItems = request.routeOptions.config.itemsPerRequest;
+  const byBytes = bytes > route.bodyLimit ? 1 : Math.ceil(bytes / BODY_BYTES_PER_REQUEST);
+  const perItems = route.config.itemsPerRequest;
   const byItems = perItems ? Math.ceil(batchValues(request.body) / perItems) : 1;
   // Never more than the key's whole quota: a request that costs it all passes once the quota is
   // full again (its Retry-After holds), where a larger cost could never pass.
@@ -98,6 +104,10 @@ class Admission {
     for (const giveBack of held) giveBack();
   }
 }
+
+/** A route's hooks of one kind as a list, whether it declared none, one or several. */
+const hooksOf = <H>(declared: H | H[] | undefined): H[] =>
+  declared === undefined ? [] : Array.isArray(declared) ? declared : [declared];
 
 /** Requests counted so far against the key's quota, and the admission of each. */
 const charged = new WeakMap<FastifyRequest, number>();
@@ -166,7 +176,9 @@ export default fp<GuardOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      const config = request.routeOptions.config;
+      // Read once: Fastify builds routeOptions anew on every read.
+      const route = request.routeOptions;
+      const config = route.config;
       if (config.unmetered) return;
       // Listening before anything is awaited: a client may leave at any point.
       const admission = new Admission(reply.raw);
@@ -191,7 +203,7 @@ export default fp<GuardOptions>(
       // Counted per key lineage: a rotated key and its successor share one quota. A body that
       // announces its length is counted by it now, before it is read. The key's place among its
       // requests in flight is taken in the same step, when the quota allows the request.
-      const cost = requestCost(request, principal.rateLimitPerMinute);
+      const cost = requestCost(request, principal.rateLimitPerMinute, route);
       const subject = `key:${principal.quotaId}`;
       const limit = principal.concurrencyLimit ?? opts.defaultConcurrentRequests;
       const { decision: d, placed } = await opts.rateLimiter.admit(subject, principal.rateLimitPerMinute, cost, {
@@ -239,15 +251,23 @@ export default fp<GuardOptions>(
       applyRateLimitHeaders(reply, d);
       return d;
     };
-    app.addHook('preValidation', async (request, reply) => {
+    const chargeBeforeValidation: preValidationAsyncHookHandler = async (request, reply) => {
       const d = await chargeTheRest(request, reply);
       if (d && !d.allowed) {
         opts.metrics.rateLimited('key');
         throw rateLimited(d, 'rate_limit_exceeded');
       }
-    });
-    app.addHook('onError', async (request, reply) => {
+    };
+    const chargeOnError: onErrorAsyncHookHandler = async (request, reply) => {
       await chargeTheRest(request, reply).catch(() => null);
+    };
+    // Only a request that can carry a body costs more once it is read: GET and HEAD are not given
+    // the hooks, so they pay nothing for them.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+      route.preValidation = [chargeBeforeValidation, ...hooksOf(route.preValidation)];
+      route.onError = [chargeOnError, ...hooksOf(route.onError)];
     });
   },
   { name: 'guard', dependencies: ['request-conventions'] },

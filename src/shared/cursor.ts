@@ -1,7 +1,7 @@
 // Keyset cursors: opaque to clients, tamper-evident (HMAC-SHA256 with the instance's cursor secret)
 // and bound to the resource, the workspace and the filters they were issued with. A cursor carries
 // the sort key of the last row served, so the next page is one index range scan whatever its depth.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiError } from './errors.js';
 import { canonicalJson } from './canonical-json.js';
 
@@ -28,10 +28,10 @@ export interface CursorScope {
 const MAC_BYTES = 16;
 
 export class CursorCodec {
-  readonly #secret: Buffer;
+  readonly #secret: KeyObject;
 
   constructor(secret: string) {
-    this.#secret = Buffer.from(secret, 'utf8');
+    this.#secret = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   encode(scope: CursorScope, key: SortKey): string {
@@ -73,6 +73,17 @@ export class CursorCodec {
   }
 }
 
+/** Digests of the filter sets seen lately, by their canonical JSON: most pages carry one of a few. */
+const digests = new Map<string, string>();
+const MAX_DIGESTS = 1_000;
+
 function filterDigest(filters: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson(filters)).digest('base64url').slice(0, 16);
+  const canonical = canonicalJson(filters);
+  let digest = digests.get(canonical);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
+    if (digests.size >= MAX_DIGESTS) digests.clear();
+    digests.set(canonical, digest);
+  }
+  return digest;
 }
