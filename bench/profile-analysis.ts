@@ -17,7 +17,10 @@ const STAGES: readonly { stage: string; matches: (url: string, fn: string) => bo
   { stage: 'authentication (key lookup, digest)', matches: (u) => /api-keys\/(authenticator|key-format)/.test(u) },
   {
     stage: 'rate limit (store round trip)',
-    matches: (u) => /infra\/(rate-limit|admission-store)|node_modules\/(ioredis|redis-parser|@ioredis|standard-as-callback)\//.test(u),
+    matches: (u) =>
+      /infra\/(rate-limit|admission-store)|node_modules\/(ioredis|redis-parser|@ioredis|standard-as-callback)\//.test(
+        u,
+      ),
   },
   { stage: 'usage counters', matches: (u) => u.includes('usage-recorder') },
   { stage: 'metrics', matches: (u) => /infra\/metrics|node_modules\/(prom-client|tdigest|bintrees)\//.test(u) },
