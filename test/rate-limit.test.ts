@@ -10,6 +10,7 @@ import type { Database, Queryable } from '../src/infra/database.js';
 import { issueKey } from '../src/modules/api-keys/key-format.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import {
+  MemoryAdmissionStore,
   PostgresAdmissionStore,
   RedisAdmissionStore,
   type Admission,
@@ -537,4 +538,132 @@ test(`places given back while the database could not be reached are given back w
   );
   assert.equal(rows[0]!.held, 2, 'counted in the database, not in memory');
   await store.close();
+});
+
+/** The test's database, whose answers are lost while `losing`: each statement runs, its caller hears a failure. */
+function answersLost() {
+  const lossy = {
+    losing: false,
+    db: {
+      query: async <R>(sql: string, params?: readonly unknown[], name?: string) => {
+        const result = await db.query<R>(sql, params, name);
+        if (lossy.losing) throw new Error('Connection terminated');
+        return result;
+      },
+      exec: (script: string) => db.exec(script),
+    } satisfies Queryable,
+  };
+  return lossy;
+}
+
+test(`a call the database applied but whose answer was lost leaks no place: the next call sets the process's count right (${STORE} store)`, async () => {
+  const lossy = answersLost();
+  const store = new PostgresAdmissionStore(lossy.db);
+  const bucket = `pg-lost-${process.pid}-${Date.now()}`;
+  const place = (holder: string) => admitWithPlace(store, bucket, holder, 2);
+  const heldInDatabase = async () =>
+    (
+      await db.query<{ held: number }>(
+        'SELECT coalesce(sum(held), 0)::int AS held FROM concurrency_places WHERE bucket = $1',
+        [bucket],
+      )
+    ).rows[0]!.held;
+  try {
+    assert.equal(await place('a'), true);
+    // The database takes b's place, the process hears a failure and counts b in its memory.
+    lossy.losing = true;
+    assert.equal(await place('b'), true);
+    lossy.losing = false;
+    assert.equal(await heldInDatabase(), 2, 'the database counted b');
+    await store.release(bucket, 'b');
+    // b is over: of the two places, a holds one and the other is free again.
+    assert.equal(await place('c'), true, 'the place b took in the database came back');
+    assert.equal(await place('d'), false, 'the limit holds');
+    assert.equal(await heldInDatabase(), 2, 'a and c');
+    await store.release(bucket, 'a');
+    await store.release(bucket, 'c');
+    assert.equal(await heldInDatabase(), 0, 'nothing held once every request ended');
+  } finally {
+    await store.close();
+  }
+});
+
+test(`clients of a key that each send one request after another never find their own last place still taken (${STORE} store)`, async () => {
+  // Four clients of a key of four places, each sending its next request once its answer came: a
+  // request gives its place back as its answer goes, and the next one asks for a place in a later
+  // turn, while the other clients' requests come and go. The place given back must be counted
+  // before the next request is, whichever connection each goes through.
+  const store = new PostgresAdmissionStore(db, (err) => assert.fail(`the database failed: ${err.message}`));
+  const bucket = `pg-sequential-${process.pid}-${Date.now()}`;
+  const refused: string[] = [];
+  try {
+    await Promise.all(
+      [0, 1, 2, 3].map(async (client) => {
+        for (let i = 0; i < 150; i++) {
+          const holder = `c${client}-r${i}`;
+          if (!(await admitWithPlace(store, bucket, holder, 4))) {
+            refused.push(holder);
+            continue;
+          }
+          const released = store.release(bucket, holder);
+          // The answer goes; the client's next request arrives a turn later.
+          await new Promise((resolve) => setImmediate(resolve));
+          if (i === 149) await released;
+        }
+      }),
+    );
+    assert.deepEqual(refused, [], 'no request of a client that waits for its answers is refused');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a fresh quota of any size shows all but one request remaining after the first, and lets a burst of all of it through', () => {
+  const store = new MemoryAdmissionStore();
+  try {
+    for (const limit of [7, 9, 360, 600, 100_000]) {
+      const now = Date.now() + 0.37;
+      const bucket = `fresh-${limit}`;
+      const first = store.admitNow({ bucket, limit, windowMs: WINDOW_MS, cost: 1 }, undefined, now).count;
+      assert.deepEqual([first.allowed, first.remaining], [true, limit - 1], `${limit}/min`);
+      // The rest of the burst at the same instant: every one of them passes, the next does not.
+      let last = first;
+      for (let n = 2; n <= Math.min(limit, 1_000); n++) {
+        last = store.admitNow({ bucket, limit, windowMs: WINDOW_MS, cost: 1 }, undefined, now).count;
+        assert.deepEqual([last.allowed, last.remaining], [true, limit - n], `${limit}/min, request ${n}`);
+      }
+      if (limit <= 1_000) {
+        assert.equal(
+          store.admitNow({ bucket, limit, windowMs: WINDOW_MS, cost: 1 }, undefined, now).count.allowed,
+          false,
+        );
+      }
+    }
+  } finally {
+    void store.close();
+  }
+});
+
+test(`a place another process's lost answer left counted in the database comes back within seconds, with no request of that process (${STORE} store)`, async () => {
+  const lossy = answersLost();
+  const first = new PostgresAdmissionStore(lossy.db);
+  const second = new PostgresAdmissionStore(db);
+  const bucket = `pg-lost-elsewhere-${process.pid}-${Date.now()}`;
+  try {
+    assert.equal(await admitWithPlace(first, bucket, 'a', 2), true);
+    lossy.losing = true;
+    assert.equal(await admitWithPlace(first, bucket, 'b', 2), true, "counted in the first process's memory");
+    lossy.losing = false;
+    await first.release(bucket, 'b');
+    // The other process finds both places taken until the first one writes its count again.
+    const deadline = Date.now() + 5_000;
+    let n = 0;
+    while (!(await admitWithPlace(second, bucket, `x${n++}`, 2))) {
+      assert.ok(Date.now() < deadline, 'the place b left in the database is still counted after 5 s');
+      await sleep(100);
+    }
+  } finally {
+    await first.close();
+    await second.close();
+  }
 });

@@ -2,29 +2,29 @@
 -- UNLOGGED table rate_limit_buckets, requests in flight per key and process in the UNLOGGED table
 -- concurrency_places.
 
--- For the process p_process: gives back one place of each bucket in p_released (a bucket named n
--- times gives back n), then admits each request i: its GCRA step on bucket p_buckets[i] (interval
--- p_intervals[i], window p_windows[i], on the database's clock), and when that allows it and
--- p_place_buckets[i] is not null, one of p_place_limits[i] places of that bucket, the process's row
--- of it then counting for p_leases_ms[i]. Answers one row per request: its index, the clock, the
--- bucket's TAT before the step (its current TAT when refused), whether the count allowed it,
--- whether its place was taken (null: none asked for, or refused by the count).
+-- For the process p_process: first sets how many places it holds of each bucket p_held_buckets[i]
+-- to p_held[i] (its own count, which it sends for every bucket it gave places back to or takes
+-- places of in this call: a call of it whose answer was lost is set right this way); then admits
+-- each request i: its GCRA step on bucket p_buckets[i] (interval p_intervals[i], window
+-- p_windows[i], on the database's clock), and when that allows it and p_place_buckets[i] is not
+-- null, one of p_place_limits[i] places of that bucket. Answers one row per request: its index, the
+-- clock, the bucket's TAT before the step (its current TAT when refused), whether the count allowed
+-- it, whether its place was taken (null: none asked for, or refused by the count).
 --
--- A process's row counts until its lease runs out after the last place it took: longer than any
+-- A process's row counts until p_lease_ms after the last place it took there: longer than any
 -- request runs, so every place it holds is still counted, and the places of a process that died
 -- stop counting on their own.
 --
--- One call carries many requests, from several keys; calls from several processes (and several
--- calls of one process) run at once. So that two calls never wait on each other in a cycle, each
--- takes, before locking any row, the advisory locks of every places bucket it touches, in one
+-- Calls from several processes run at once. So that two calls never wait on each other in a cycle,
+-- each takes, before locking any row, the advisory locks of every places bucket it touches, in one
 -- order; then it steps the rate-limit buckets in order of bucket (each bucket's requests in their
 -- order in the call). The advisory lock puts the takers of a bucket's places in line; each
 -- statement after it reads afresh (READ COMMITTED, a volatile function), so it counts every place
 -- taken before it.
 CREATE OR REPLACE FUNCTION admit_requests(
-  p_process text, p_released text[],
+  p_process text, p_lease_ms integer, p_held_buckets text[], p_held integer[],
   p_buckets text[], p_intervals float8[], p_windows float8[],
-  p_place_buckets text[], p_place_limits integer[], p_leases_ms integer[])
+  p_place_buckets text[], p_place_limits integer[])
 RETURNS TABLE (item integer, now_ms float8, prior_tat float8, allowed boolean, placed boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -35,17 +35,22 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock(h)
      FROM (SELECT DISTINCT hashtextextended('concurrency:' || b, 0) AS h
-             FROM unnest(p_place_buckets || p_released) AS b
+             FROM unnest(p_place_buckets || p_held_buckets) AS b
             WHERE b IS NOT NULL) AS locks
     ORDER BY h;
-  UPDATE concurrency_places p SET held = greatest(p.held - r.n, 0)
-    FROM (SELECT b, count(*)::integer AS n FROM unnest(p_released) AS b GROUP BY b) AS r
-   WHERE p.bucket = r.b AND p.process = p_process;
+  DELETE FROM concurrency_places p
+   USING unnest(p_held_buckets, p_held) AS mine(bucket, held)
+   WHERE mine.held = 0 AND p.bucket = mine.bucket AND p.process = p_process;
+  INSERT INTO concurrency_places AS p (bucket, process, held, expires_at_ms)
+  SELECT mine.bucket, p_process, mine.held, clock_ms + p_lease_ms
+    FROM unnest(p_held_buckets, p_held) AS mine(bucket, held)
+   WHERE mine.held > 0
+  ON CONFLICT (bucket, process) DO UPDATE SET held = EXCLUDED.held;
   FOR i IN SELECT s.i FROM generate_subscripts(p_buckets, 1) AS s(i) ORDER BY p_buckets[s.i], s.i LOOP
     stepped := NULL;
     INSERT INTO rate_limit_buckets AS b (bucket, tat_ms) VALUES (p_buckets[i], clock_ms + p_intervals[i])
     ON CONFLICT (bucket) DO UPDATE SET tat_ms = greatest(b.tat_ms, clock_ms) + p_intervals[i]
-     WHERE greatest(b.tat_ms, clock_ms) + p_intervals[i] - clock_ms <= p_windows[i] + 0.000001
+     WHERE greatest(b.tat_ms, clock_ms) + p_intervals[i] - clock_ms <= p_windows[i] + least(1, p_intervals[i] / 2)
     RETURNING b.tat_ms INTO stepped;
     item := i;
     now_ms := clock_ms;
@@ -62,10 +67,10 @@ BEGIN
         placed := held_now < p_place_limits[i];
         IF placed THEN
           INSERT INTO concurrency_places AS p (bucket, process, held, expires_at_ms)
-          VALUES (p_place_buckets[i], p_process, 1, clock_ms + p_leases_ms[i])
+          VALUES (p_place_buckets[i], p_process, 1, clock_ms + p_lease_ms)
           ON CONFLICT (bucket, process) DO UPDATE
             SET held = CASE WHEN p.expires_at_ms < clock_ms THEN 1 ELSE p.held + 1 END,
-                expires_at_ms = clock_ms + p_leases_ms[i];
+                expires_at_ms = clock_ms + p_lease_ms;
         END IF;
       END IF;
     END IF;

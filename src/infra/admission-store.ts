@@ -73,11 +73,17 @@ export function gcra(
   const interval = windowMs / limit;
   const tat = Math.max(storedTat ?? now, now);
   const next = tat + interval * cost;
-  if (next - now <= windowMs + 1e-6) {
+  // Instants are epoch milliseconds, which a double holds to about 0.0002 ms, and a TAT is a sum of
+  // intervals: after a burst of a few hundred it can be some hundredths of a millisecond past the
+  // exact instant. The check forgives 1 ms, or half the step for a shorter one (the same as the
+  // stores' scripts), and what remains is counted with the same allowance, so a whole bucket is
+  // whole.
+  const slack = Math.min(1, (interval * cost) / 2);
+  if (next - now <= windowMs + slack) {
     return {
       state: {
         allowed: true,
-        remaining: Math.max(0, Math.floor((windowMs - (next - now)) / interval + 1e-9)),
+        remaining: Math.max(0, Math.floor((windowMs + slack - (next - now)) / interval)),
         fullAtMs: Math.ceil(next),
         retryAfterMs: 0,
       },
@@ -186,31 +192,43 @@ interface Verdict {
  */
 const MAX_UNRELEASED = 10_000;
 
+/** After a call failed, the next one is made within this long, requests or not. */
+const RETRY_MS = 1_000;
+
 /** Admissions per call: a turn of the event loop with more sends several calls. */
 const MAX_PER_CALL = 256;
 
 /**
  * The batching shared by the Redis and PostgreSQL stores: the admissions and releases of one turn
- * go in one call of `send`; when it fails, each admission is counted in memory and each release
- * kept for the next call. A place is given back where it was taken: in the store, or in memory.
+ * go in one call of `send`; when it fails, each admission is counted in memory. A place is given
+ * back where it was taken: in the store, or in memory.
  */
 abstract class TurnBatchedStore implements AdmissionStore {
   readonly #fallback = new MemoryAdmissionStore();
   readonly #onDegraded: (err: Error) => void;
+  readonly #oneCallAtATime: boolean;
   #pending: Pending[] = [];
   #released: Released[] = [];
   #scheduled = false;
+  #calling = false;
+  #retry: NodeJS.Timeout | null = null;
   /** holder → bucket: the places this process holds in the store */
   readonly #inStore = new Map<string, string>();
-  /** holder → bucket: places given back while the store failed */
-  readonly #unreleased = new Map<string, string>();
 
-  /** `onDegraded`: told of each call the store failed, whose requests were counted in memory. */
-  constructor(onDegraded: (err: Error) => void) {
+  /**
+   * `onDegraded`: told of each call the store failed, whose requests were counted in memory.
+   * `oneCallAtATime`: a call waits for the one before it to answer (what gathers meanwhile goes
+   * in the next): for a store whose calls could otherwise run in another order than they were sent.
+   */
+  constructor(onDegraded: (err: Error) => void, oneCallAtATime: boolean) {
     this.#onDegraded = onDegraded;
+    this.#oneCallAtATime = oneCallAtATime;
   }
 
-  /** One call to the store: the places given back first, then the admissions, each bucket's in order. */
+  /**
+   * One call to the store: the places given back first, then the admissions, each bucket's in
+   * order. When it fails, the store keeps what it must still give back for a later call.
+   */
   protected abstract send(
     released: readonly [bucket: string, holder: string][],
     admissions: readonly Pending[],
@@ -235,20 +253,27 @@ abstract class TurnBatchedStore implements AdmissionStore {
   }
 
   #schedule(): void {
-    if (this.#scheduled) return;
+    if (this.#scheduled || (this.#oneCallAtATime && this.#calling)) return;
     this.#scheduled = true;
     setImmediate(this.#flush);
   }
 
   readonly #flush = (): void => {
     this.#scheduled = false;
-    const pending = this.#pending;
     const released = this.#released;
-    this.#pending = [];
     this.#released = [];
     const givenBack: [string, string][] = released.map((r) => [r.bucket, r.holder]);
-    for (const [holder, bucket] of this.#unreleased) givenBack.push([bucket, holder]);
-    this.#unreleased.clear();
+    if (this.#oneCallAtATime) {
+      const admissions = this.#pending.splice(0, MAX_PER_CALL);
+      this.#calling = true;
+      void this.#call(givenBack, released, admissions).finally(() => {
+        this.#calling = false;
+        if (this.#pending.length > 0 || this.#released.length > 0) this.#schedule();
+      });
+      return;
+    }
+    const pending = this.#pending;
+    this.#pending = [];
     let from = 0;
     do {
       // The releases go with the first call: they free places the admissions after them may take.
@@ -266,11 +291,15 @@ abstract class TurnBatchedStore implements AdmissionStore {
     try {
       verdicts = await this.send(givenBack, admissions);
     } catch (err) {
-      // Counted in memory below; the places given back are kept for the next call.
+      // Counted in memory below; what the store must still be told goes with a later call, made
+      // in a second even if no request comes meanwhile.
       this.#onDegraded(err as Error);
+      this.#retry ??= setTimeout(() => {
+        this.#retry = null;
+        this.#schedule();
+      }, RETRY_MS).unref();
     }
     if (verdicts === null) {
-      for (const [bucket, holder] of givenBack) this.#remember(bucket, holder);
       for (const a of admissions) a.resolve(this.#fallback.admitNow(a.take, a.place));
     } else {
       admissions.forEach((a, i) => {
@@ -282,12 +311,8 @@ abstract class TurnBatchedStore implements AdmissionStore {
     for (const r of released) r.resolve();
   }
 
-  #remember(bucket: string, holder: string): void {
-    if (this.#unreleased.size >= MAX_UNRELEASED) this.#unreleased.delete(this.#unreleased.keys().next().value!);
-    this.#unreleased.set(holder, bucket);
-  }
-
   async close(): Promise<void> {
+    if (this.#retry) clearTimeout(this.#retry);
     await this.#fallback.close();
   }
 }
@@ -325,7 +350,7 @@ for j = 1, admissions do
   local nextTat = tat + interval
   local allowed = 0
   local placed = -1
-  if nextTat - now <= window + 0.000001 then
+  if nextTat - now <= window + math.min(1, interval / 2) then
     redis.call('SET', bucket, string.format('%.17g', nextTat), 'PX', math.ceil(nextTat - now) + 1)
     allowed = 1
     if ARGV[a + 3] == '1' then
@@ -357,15 +382,22 @@ const PLACES_KEY_PREFIX = 'wsapi:inflight:';
 
 export class RedisAdmissionStore extends TurnBatchedStore {
   readonly #redis: RedisConnection;
+  /** holder → bucket: places given back while Redis failed, sent with the next call */
+  readonly #unreleased = new Map<string, string>();
 
   constructor(redis: RedisConnection, onDegraded: (err: Error) => void = () => undefined) {
-    super(onDegraded);
+    // One connection, whose commands Redis runs in the order they were sent: calls need not wait.
+    super(onDegraded, false);
     // No numberOfKeys: each call says how many keys it carries.
     redis.client.defineCommand('admitRequests', { lua: ADMIT_SCRIPT });
     this.#redis = redis;
   }
 
-  protected async send(released: readonly [string, string][], admissions: readonly Pending[]): Promise<Verdict[]> {
+  protected async send(given: readonly [string, string][], admissions: readonly Pending[]): Promise<Verdict[]> {
+    const released: [string, string][] = [...given];
+    for (const [holder, bucket] of this.#unreleased) released.push([bucket, holder]);
+    this.#unreleased.clear();
+    if (released.length === 0 && admissions.length === 0) return [];
     const keys: string[] = released.map(([bucket]) => PLACES_KEY_PREFIX + bucket);
     const args: (string | number)[] = [released.length, admissions.length, ...released.map(([, holder]) => holder)];
     for (const { take, place } of admissions) {
@@ -384,7 +416,11 @@ export class RedisAdmissionStore extends TurnBatchedStore {
         }),
       () => null,
     );
-    if (reply === null) throw failure;
+    if (reply === null) {
+      // Given back with the next call (ZREM of a place already gone changes nothing).
+      for (const [bucket, holder] of released) this.#remember(bucket, holder);
+      throw failure;
+    }
     const now = Number(reply[0]);
     return admissions.map((_, j) => ({
       now,
@@ -393,47 +429,83 @@ export class RedisAdmissionStore extends TurnBatchedStore {
       placed: reply[3 * j + 3] === -1 ? null : reply[3 * j + 3] === 1,
     }));
   }
+
+  #remember(bucket: string, holder: string): void {
+    if (this.#unreleased.size >= MAX_UNRELEASED) this.#unreleased.delete(this.#unreleased.keys().next().value!);
+    this.#unreleased.set(holder, bucket);
+  }
 }
 
 // ------------------------------------------------------------------------------------- PostgreSQL
 
 /**
  * Counts and places in PostgreSQL, for several processes (or machines) without Redis: one call of
- * admit_requests (db/code/09_admission.sql) a turn, on the database's clock, on UNLOGGED tables (a
- * count need not survive a crash). Places are counted per process (a row per key and process,
- * updated in place), so a request writes no row of its own.
+ * admit_requests (db/code/09_admission.sql) at a time, carrying what gathered meanwhile, on the
+ * database's clock, on UNLOGGED tables (a count need not survive a crash). Places are counted per
+ * key and process: a row holding how many the process has, which each call writes as this process
+ * knows it before taking more. So a call whose answer was lost (the database counted its places,
+ * the process counted them in memory) is set right by the process's next call on that key, and a
+ * place given back twice is not two; and one call at a time, each place given back is counted
+ * before the next request of the key is.
  */
 export class PostgresAdmissionStore extends TurnBatchedStore {
   readonly #db: Queryable;
   /** this process among those counting places in the database */
   readonly #process = randomUUID();
+  /** bucket → the places this process holds in the database */
+  readonly #held = new Map<string, number>();
+  /** buckets whose row the next call must write: places given back, or a call that failed */
+  readonly #stale = new Set<string>();
+  /** the lease of the places last taken: a row written without a place taken gets it too */
+  #leaseMs = 45_000;
 
   constructor(db: Queryable, onDegraded: (err: Error) => void = () => undefined) {
-    super(onDegraded);
+    super(onDegraded, true);
     this.#db = db;
   }
 
   protected async send(released: readonly [string, string][], admissions: readonly Pending[]): Promise<Verdict[]> {
-    const { rows } = await this.#db.query<{
-      now_ms: number;
-      prior_tat: number | null;
-      allowed: boolean;
-      placed: boolean | null;
-    }>(
-      'SELECT now_ms, prior_tat, allowed, placed FROM admit_requests($1, $2, $3, $4, $5, $6, $7, $8) ORDER BY item',
-      [
-        this.#process,
-        released.map(([bucket]) => bucket),
-        admissions.map((a) => a.take.bucket),
-        admissions.map((a) => (a.take.windowMs / a.take.limit) * a.take.cost),
-        admissions.map((a) => a.take.windowMs),
-        admissions.map((a) => a.place?.bucket ?? null),
-        admissions.map((a) => a.place?.limit ?? null),
-        admissions.map((a) => a.place?.leaseMs ?? null),
-      ],
-      'admit_requests',
-    );
-    if (rows.length !== admissions.length) throw new Error('admit_requests answered another number of rows');
+    for (const [bucket] of released) {
+      this.#held.set(bucket, Math.max(0, (this.#held.get(bucket) ?? 0) - 1));
+      this.#stale.add(bucket);
+    }
+    const written = new Set(this.#stale);
+    for (const { place } of admissions) {
+      if (!place) continue;
+      written.add(place.bucket);
+      this.#leaseMs = place.leaseMs;
+    }
+    const buckets = [...written];
+    if (buckets.length === 0 && admissions.length === 0) return [];
+    let rows: { now_ms: number; prior_tat: number | null; allowed: boolean; placed: boolean | null }[];
+    try {
+      ({ rows } = await this.#db.query(
+        'SELECT now_ms, prior_tat, allowed, placed FROM admit_requests($1, $2, $3, $4, $5, $6, $7, $8, $9) ORDER BY item',
+        [
+          this.#process,
+          this.#leaseMs,
+          buckets,
+          buckets.map((b) => this.#held.get(b) ?? 0),
+          admissions.map((a) => a.take.bucket),
+          admissions.map((a) => (a.take.windowMs / a.take.limit) * a.take.cost),
+          admissions.map((a) => a.take.windowMs),
+          admissions.map((a) => a.place?.bucket ?? null),
+          admissions.map((a) => a.place?.limit ?? null),
+        ],
+        'admit_requests',
+      ));
+      if (rows.length !== admissions.length) throw new Error('admit_requests answered another number of rows');
+    } catch (err) {
+      // Whether the database applied the call is unknown: its rows are written again next time.
+      for (const b of buckets) this.#stale.add(b);
+      throw err;
+    }
+    for (const b of buckets) this.#stale.delete(b);
+    rows.forEach((r, i) => {
+      const bucket = admissions[i]!.place?.bucket;
+      if (r.placed && bucket !== undefined) this.#held.set(bucket, (this.#held.get(bucket) ?? 0) + 1);
+    });
+    for (const [bucket, held] of this.#held) if (held === 0) this.#held.delete(bucket);
     return rows.map((r) => ({ now: r.now_ms, priorTat: r.prior_tat, allowed: r.allowed, placed: r.placed }));
   }
 
