@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fas
 import type { Queryable } from '../infra/database.js';
 import { positionOfToken, tokenOf, type ReadReplicas } from '../infra/read-replicas.js';
 import { ApiError } from '../shared/errors.js';
+import { answersOnly, hooksOf } from './route-hooks.js';
 
 export const CONSISTENCY_POSITION_HEADER = 'consistency-position';
 
@@ -61,13 +62,8 @@ export function consistencyPositions(app: FastifyInstance, reads: ReadReplicas):
   };
   // Attached to the writes only: a read checks the header where it reads (readsOf).
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (methods.every((m) => READ_METHODS.has(m))) return;
-    const declared = route.preHandler;
-    route.preHandler = [
-      checkPosition,
-      ...(declared === undefined ? [] : Array.isArray(declared) ? declared : [declared]),
-    ];
+    if (answersOnly(route, READ_METHODS)) return;
+    route.preHandler = [checkPosition, ...hooksOf(route.preHandler)];
   });
   if (!reads.enabled) return;
   app.addHook('onSend', async (request, reply, payload) => {

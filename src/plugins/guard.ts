@@ -18,6 +18,7 @@ import { ApiError, insufficientScope, invalidApiKey } from '../shared/errors.js'
 import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
 import type { LoadShedder } from '../infra/load-shedder.js';
 import { bodyBytes } from '../http/request-size.js';
+import { answersOnly, hooksOf } from '../http/route-hooks.js';
 import './types.js';
 
 interface GuardOptions {
@@ -105,9 +106,8 @@ class Admission {
   }
 }
 
-/** A route's hooks of one kind as a list, whether it declared none, one or several. */
-const hooksOf = <H>(declared: H | H[] | undefined): H[] =>
-  declared === undefined ? [] : Array.isArray(declared) ? declared : [declared];
+/** Methods whose requests carry no body to count. */
+const BODILESS = new Set(['GET', 'HEAD']);
 
 /** Requests counted so far against the key's quota, and the admission of each. */
 const charged = new WeakMap<FastifyRequest, number>();
@@ -264,8 +264,7 @@ export default fp<GuardOptions>(
     // Only a request that can carry a body costs more once it is read: GET and HEAD are not given
     // the hooks, so they pay nothing for them.
     app.addHook('onRoute', (route) => {
-      const methods = Array.isArray(route.method) ? route.method : [route.method];
-      if (methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+      if (answersOnly(route, BODILESS)) return;
       route.preValidation = [chargeBeforeValidation, ...hooksOf(route.preValidation)];
       route.onError = [chargeOnError, ...hooksOf(route.onError)];
     });

@@ -9,6 +9,7 @@ import { ApiError, validationFailed } from '../shared/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/schemas.js';
 import { describeRule, type ParamSchema } from './errors.js';
 import { recordBodyBytes } from '../http/request-size.js';
+import { hooksOf } from '../http/route-hooks.js';
 import './types.js';
 
 const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -173,11 +174,7 @@ export default fp<RequestConventionsOptions>(
       if (integers.length > 0) checks.push(decimalIntegersOnly(integers));
       if (route.config?.idempotentWrite) checks.push(idempotentWriteHeaders);
       if (checks.length === 0) return;
-      const declared = route.preValidation;
-      route.preValidation = [
-        ...checks,
-        ...(declared === undefined ? [] : Array.isArray(declared) ? declared : [declared]),
-      ];
+      route.preValidation = [...checks, ...hooksOf(route.preValidation)];
     });
   },
   { name: 'request-conventions' },
