@@ -484,6 +484,9 @@ test(`two processes' calls that name the same buckets in opposite orders never d
   const failures: string[] = [];
   const stores = [0, 1].map(() => new PostgresAdmissionStore(db, (err) => failures.push(err.message)));
   const run = `cross-${process.pid}-${Date.now()}`;
+  // An hour's window: 300 per hour gives one back every 12 s, so none comes back during the test
+  // (300 per minute gave one back every 200 ms, and a slow run admitted 301).
+  const windowMs = 3_600_000;
   try {
     const admitted = { a: 0, b: 0 };
     for (let round = 0; round < 40; round++) {
@@ -494,7 +497,7 @@ test(`two processes' calls that name the same buckets in opposite orders never d
             const { count } = await store.admit({
               bucket: `${run}:${bucket}`,
               limit: 300,
-              windowMs: WINDOW_MS,
+              windowMs,
               cost: 1,
             });
             if (count.allowed) admitted[bucket]++;
