@@ -165,7 +165,18 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   // Every connection of the pool, for the reachability check to close when the database stops
   // answering (store-reachability.ts).
   const connections = new Set<pg.PoolClient>();
-  pool.on('connect', (client) => connections.add(client));
+  /**
+   * Connections lost while checked out (server restart, terminated backend), with the error: each
+   * connection's one listener, attached as the pool opens it, notes it, so that the loss becomes
+   * its user's failure, not a crash, whenever the message arrives (it can come in the same socket
+   * read that hands the connection over); the user gives the connection back with it, and the
+   * pool closes it. A checked-out client has no listener of the pool's.
+   */
+  const lost = new WeakMap<pg.PoolClient, Error>();
+  pool.on('connect', (client) => {
+    connections.add(client);
+    client.on('error', (err) => lost.set(client, err));
+  });
   pool.on('remove', (client) => connections.delete(client));
   const reachability = new StoreReachability(
     // TCP keepalive: a connection idle between probes is not dropped by a NAT or firewall on the way.
@@ -175,16 +186,17 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     },
   );
 
+  /** A statement as the driver takes it: unnamed behind a transaction pooler. */
+  const queryConfig = (sql: string, params?: readonly unknown[], name?: string) => {
+    const as = named(name);
+    return { text: sql, values: params as unknown[] | undefined, ...(as ? { name: as } : {}) };
+  };
+
   /**
-   * A connection of the pool, with `onError` listening to it: a checked-out client has no pool
-   * listener, and a connection lost while it is out (server restart, terminated backend) must
-   * become its user's failure, not a crash. The listener is attached in the pool's callback itself:
-   * after `await pool.connect()` it would come a microtask late, and the message that kills the
-   * connection can arrive in the same socket read that handed the client over (seen under
-   * pg_terminate_backend in test/faults/database-outage.test.ts). A connection obtained after its
-   * operation was given up (the database found unreachable meanwhile) goes back unused.
+   * A connection of the pool. One obtained after its operation was given up (the database found
+   * unreachable meanwhile) goes back unused.
    */
-  const checkOut = (onError: (err: Error) => void, givenUp: () => boolean) =>
+  const checkOut = (givenUp: () => boolean) =>
     new Promise<pg.PoolClient>((resolve, reject) => {
       pool.connect((err, connected) => {
         if (err || !connected) return reject(err ?? new Error('no client'));
@@ -192,33 +204,58 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
           connected.release();
           return reject(new Error('the operation was given up'));
         }
-        connected.on('error', onError);
         resolve(connected);
       });
     });
 
-  /** One statement (or script) on a connection of its own, as an operation the reachability check watches. */
-  const onConnection = <T>(use: (client: pg.PoolClient) => Promise<T>): Promise<T> =>
+  /** Gives a connection back to the pool; one that was lost, or failed as a lost one does, is closed. */
+  const giveBack = (client: pg.PoolClient, failure?: unknown) =>
+    client.release(lost.get(client) ?? (isStoreUnavailable(failure) ? (failure as Error) : undefined));
+
+  /**
+   * One statement on a connection of its own, as an operation the reachability check watches.
+   * Written with the driver's callbacks: the rows go from the driver's callback to the promise
+   * its caller awaits, and no object made before the wait for a connection holds them. Measured
+   * under the list load, the same statement awaited through an async function that had waited for
+   * its connection had every page's rows copied into the old generation, and the process spent
+   * three times as long in garbage collection (bench/results/2026-11-29-list-gc.md).
+   */
+  const queryOnConnection = <R>(sql: string, params?: readonly unknown[], name?: string) =>
+    reachability.track(
+      (givenUp) =>
+        new Promise<QueryResult<R>>((resolve, reject) => {
+          pool.connect((err, client) => {
+            if (err || !client) return reject(err ?? new Error('no client'));
+            if (givenUp()) {
+              client.release();
+              return reject(new Error('the operation was given up'));
+            }
+            client.query(queryConfig(sql, params, name), (failed: Error | null, res: pg.QueryResult) => {
+              giveBack(client, failed);
+              if (failed) reject(failed);
+              else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+            });
+          });
+        }),
+    );
+
+  /** A script on a connection of its own, as an operation the reachability check watches. */
+  const execOnConnection = (script: string): Promise<void> =>
     reachability.track(async (givenUp) => {
-      let broken: Error | undefined;
-      const onError = (err: Error) => {
-        broken = err;
-      };
-      const client = await checkOut(onError, givenUp);
+      const client = await checkOut(givenUp);
+      let failure: unknown;
       try {
-        return await use(client);
+        await client.query(script);
       } catch (err) {
-        broken ??= isStoreUnavailable(err) ? (err as Error) : undefined;
+        failure = err;
         throw err;
       } finally {
-        client.off('error', onError);
-        client.release(broken);
+        giveBack(client, failure);
       }
     });
 
   const run = async <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
-    const as = named(name);
-    const res = await client.query({ text: sql, values: params as unknown[] | undefined, ...(as ? { name: as } : {}) });
+    const res = await client.query(queryConfig(sql, params, name));
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   };
   // Sends the statements at once (the pool's clients pipeline: each query is written without
@@ -241,11 +278,9 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>,
     givenUp: () => boolean,
   ): Promise<T> => {
+    // Set when the ROLLBACK fails: the connection's session is in an unknown state.
     let broken: Error | undefined;
-    const onError = (err: Error) => {
-      broken = err;
-    };
-    const client = await checkOut(onError, givenUp);
+    const client = await checkOut(givenUp);
     // Set once the last round trip (commitWith) has ended the transaction either way.
     let ended = false;
     try {
@@ -278,13 +313,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
           const send = <R>(st: Statement) => {
             const answer = new Promise<QueryResult<R>>((resolve, reject) => {
               if (sealed) return reject(new Error("a statement sent after its transaction's last round trip"));
-              const as = named(st.name);
-              const config = {
-                text: st.sql,
-                values: st.params as unknown[] | undefined,
-                ...(as ? { name: as } : {}),
-              };
-              client.query(config, (err: Error | null, res: pg.QueryResult) => {
+              client.query(queryConfig(st.sql, st.params, st.name), (err: Error | null, res: pg.QueryResult) => {
                 if (err) {
                   if (!ended) refused = true;
                   reject(err);
@@ -331,15 +360,14 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       }
       throw err;
     } finally {
-      client.off('error', onError);
-      client.release(broken);
+      client.release(lost.get(client) ?? broken);
     }
   };
 
   return {
     kind: 'postgres',
-    query: (sql, params, name) => onConnection((client) => run(client, sql, params, name)),
-    exec: (script) => onConnection(async (client) => void (await client.query(script))),
+    query: queryOnConnection,
+    exec: execOnConnection,
     transaction: (work) => transaction(null, work),
     transactionFrom: (opening, work) => transaction(opening, work),
     async listen(channel, onMessage, onLost) {

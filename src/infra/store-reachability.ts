@@ -34,6 +34,13 @@ export class StoreUnreachableError extends Error {
   }
 }
 
+/** An operation in flight: since when, whether it was given up, and how to reject it until it settles. */
+interface InFlight {
+  readonly since: number;
+  gaveUp: boolean;
+  reject: ((err: Error) => void) | null;
+}
+
 export class StoreReachability {
   readonly #openClient: () => pg.Client;
   readonly #cutConnections: () => void;
@@ -45,10 +52,8 @@ export class StoreReachability {
   #recheck: NodeJS.Timeout | null = null;
   #ticker: NodeJS.Timeout | null = null;
   #closed = false;
-  /** start times of the operations in flight */
-  readonly #inFlight = new Set<{ since: number }>();
-  /** told when the database is found unreachable: operations still waiting to start give up */
-  readonly #onUnreachable = new Set<() => void>();
+  /** the operations in flight */
+  readonly #inFlight = new Set<InFlight>();
 
   constructor(openClient: () => pg.Client, cutConnections: () => void) {
     this.#openClient = openClient;
@@ -62,24 +67,33 @@ export class StoreReachability {
    */
   track<T>(operation: (givenUp: () => boolean) => Promise<T>): Promise<T> {
     if (this.#unreachable) return Promise.reject(new StoreUnreachableError());
-    const entry = { since: Date.now() };
+    // The record is made before the promise it settles, and holds the promise's reject only while
+    // the operation is in flight. Measured under the list load: while a long-lived set held a
+    // closure over the promise (as giving up by a callback did), the answers that settled it
+    // (every row of a page) outlived two scavenges and were copied into the old generation, and
+    // the process spent three times as long in garbage collection (bench/results/2026-11-29-list-gc.md).
+    const entry: InFlight = { since: Date.now(), gaveUp: false, reject: null };
     this.#inFlight.add(entry);
     this.#tick();
     if (!this.#client && !this.#probing && entry.since - this.#lastProbeAt >= RECHECK_MS) void this.#open();
-    let gaveUp = false;
     return new Promise<T>((resolve, reject) => {
-      const giveUp = () => {
-        gaveUp = true;
-        reject(new StoreUnreachableError());
-      };
-      this.#onUnreachable.add(giveUp);
-      operation(() => gaveUp)
-        .then(resolve, reject)
-        .finally(() => {
-          this.#onUnreachable.delete(giveUp);
-          this.#inFlight.delete(entry);
-        });
+      entry.reject = reject;
+      operation(() => entry.gaveUp).then(
+        (value) => {
+          this.#settled(entry);
+          resolve(value);
+        },
+        (err: Error) => {
+          this.#settled(entry);
+          reject(err);
+        },
+      );
     });
+  }
+
+  #settled(entry: InFlight): void {
+    entry.reject = null;
+    this.#inFlight.delete(entry);
   }
 
   close(): void {
@@ -154,8 +168,12 @@ export class StoreReachability {
     if (this.#unreachable || this.#closed) return;
     this.#unreachable = true;
     this.#cutConnections();
-    for (const giveUp of [...this.#onUnreachable]) giveUp();
-    this.#onUnreachable.clear();
+    // Each operation in flight gives up: those still waiting to start do not start (`givenUp`).
+    for (const entry of this.#inFlight) {
+      entry.gaveUp = true;
+      entry.reject?.(new StoreUnreachableError());
+      entry.reject = null;
+    }
     const recheck = async () => {
       this.#recheck = null;
       if (this.#closed) return;
