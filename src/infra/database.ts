@@ -186,10 +186,22 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     },
   );
 
-  /** A statement as the driver takes it: unnamed behind a transaction pooler. */
-  const queryConfig = (sql: string, params?: readonly unknown[], name?: string) => {
+  /**
+   * A statement as the driver runs it, answering `done`; unnamed behind a transaction pooler. Made
+   * as the driver's own query object: handed a plain configuration object, the driver copies it
+   * property by property (by their descriptors), about 10 µs a statement.
+   */
+  const statement = (
+    sql: string,
+    params: readonly unknown[] | undefined,
+    name: string | undefined,
+    done: (err: Error | undefined, res: pg.QueryResult) => void,
+  ) => {
+    const query = new pg.Query(sql, params as unknown[] | undefined, done);
+    // The driver reads a statement's name from its query object (`name`, not in its typings).
     const as = named(name);
-    return { text: sql, values: params as unknown[] | undefined, ...(as ? { name: as } : {}) };
+    if (as) (query as pg.Query & { name?: string }).name = as;
+    return query;
   };
 
   /**
@@ -230,11 +242,13 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
               client.release();
               return reject(new Error('the operation was given up'));
             }
-            client.query(queryConfig(sql, params, name), (failed: Error | null, res: pg.QueryResult) => {
-              giveBack(client, failed);
-              if (failed) reject(failed);
-              else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
-            });
+            client.query(
+              statement(sql, params, name, (failed, res) => {
+                giveBack(client, failed);
+                if (failed) reject(failed);
+                else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+              }),
+            );
           });
         }),
     );
@@ -254,10 +268,15 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       }
     });
 
-  const run = async <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) => {
-    const res = await client.query(queryConfig(sql, params, name));
-    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
-  };
+  const run = <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) =>
+    new Promise<QueryResult<R>>((resolve, reject) => {
+      client.query(
+        statement(sql, params, name, (err, res) => {
+          if (err) reject(err);
+          else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+        }),
+      );
+    });
   // Sends the statements at once (the pool's clients pipeline: each query is written without
   // waiting for the answer to the one before) and waits for every answer, so that none is left
   // unread; the first failure, in statement order, is the one thrown.
@@ -313,12 +332,14 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
           const send = <R>(st: Statement) => {
             const answer = new Promise<QueryResult<R>>((resolve, reject) => {
               if (sealed) return reject(new Error("a statement sent after its transaction's last round trip"));
-              client.query(queryConfig(st.sql, st.params, st.name), (err: Error | null, res: pg.QueryResult) => {
-                if (err) {
-                  if (!ended) refused = true;
-                  reject(err);
-                } else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
-              });
+              client.query(
+                statement(st.sql, st.params, st.name, (err, res) => {
+                  if (err) {
+                    if (!ended) refused = true;
+                    reject(err);
+                  } else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+                }),
+              );
             });
             // Awaited below: no failure is left unhandled while the tick passes.
             answer.catch(() => undefined);
