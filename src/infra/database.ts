@@ -205,20 +205,20 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   };
 
   /**
-   * A connection of the pool. One obtained after its operation was given up (the database found
-   * unreachable meanwhile) goes back unused.
+   * Hands `use` a connection of the pool, or `fail` the reason there is none. One obtained after
+   * its operation was given up (the database found unreachable meanwhile) goes back unused.
    */
-  const checkOut = (givenUp: () => boolean) =>
-    new Promise<pg.PoolClient>((resolve, reject) => {
-      pool.connect((err, connected) => {
-        if (err || !connected) return reject(err ?? new Error('no client'));
-        if (givenUp()) {
-          connected.release();
-          return reject(new Error('the operation was given up'));
-        }
-        resolve(connected);
-      });
+  const connect = (givenUp: () => boolean, fail: (err: Error) => void, use: (client: pg.PoolClient) => void) =>
+    pool.connect((err, client) => {
+      if (err || !client) return fail(err ?? new Error('no client'));
+      if (givenUp()) {
+        client.release();
+        return fail(new Error('the operation was given up'));
+      }
+      use(client);
     });
+  const checkOut = (givenUp: () => boolean) =>
+    new Promise<pg.PoolClient>((resolve, reject) => connect(givenUp, reject, resolve));
 
   /** Gives a connection back to the pool; one that was lost, or failed as a lost one does, is closed. */
   const giveBack = (client: pg.PoolClient, failure?: unknown) =>
@@ -226,31 +226,25 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
 
   /**
    * One statement on a connection of its own, as an operation the reachability check watches.
-   * Written with the driver's callbacks: the rows go from the driver's callback to the promise
-   * its caller awaits, and no object made before the wait for a connection holds them. Measured
-   * under the list load, the same statement awaited through an async function that had waited for
-   * its connection had every page's rows copied into the old generation, and the process spent
-   * three times as long in garbage collection (bench/results/2026-11-29-list-gc.md).
+   * Written with the driver's callbacks rather than as an async function: measured under the list
+   * load, an async function that awaited its connection and then the statement had every page's
+   * rows copied into the old generation, and the process spent three times as long in garbage
+   * collection (bench/results/2026-11-29-list-gc.md).
    */
   const queryOnConnection = <R>(sql: string, params?: readonly unknown[], name?: string) =>
     reachability.track(
       (givenUp) =>
-        new Promise<QueryResult<R>>((resolve, reject) => {
-          pool.connect((err, client) => {
-            if (err || !client) return reject(err ?? new Error('no client'));
-            if (givenUp()) {
-              client.release();
-              return reject(new Error('the operation was given up'));
-            }
+        new Promise<QueryResult<R>>((resolve, reject) =>
+          connect(givenUp, reject, (client) =>
             client.query(
               statement(sql, params, name, (failed, res) => {
                 giveBack(client, failed);
                 if (failed) reject(failed);
                 else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
               }),
-            );
-          });
-        }),
+            ),
+          ),
+        ),
     );
 
   /** A script on a connection of its own, as an operation the reachability check watches. */
