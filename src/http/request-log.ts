@@ -21,14 +21,14 @@ const API_KEY_SHAPE = /wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi;
 // percent-encoded letters and repeated slashes, so the path is matched decoded.
 const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
 
+/** Whether a path may hold something to blot out: a key's prefix, an external id, or an escape. */
+const MAY_BLOT = /wsk_|external|%/i;
+
 /**
  * The path as sent, without its query; when it names an external id (decoded, the way the router
  * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
  * percent-encoded (%2E).
  */
-/** Whether a path may hold something to blot out: a key's prefix, an external id, or an escape. */
-const MAY_BLOT = /wsk_|external|%/i;
-
 function loggedPath(url: string): string {
   const query = url.indexOf('?');
   const raw = query === -1 ? url : url.slice(0, query);
