@@ -48,6 +48,14 @@ export class StoreReachability {
   /** the probe's own connection, kept between probes while the database answers */
   #client: pg.Client | null = null;
   #probing = false;
+  /** a new connection for the probe is being opened, and the database has not answered it yet */
+  #connecting = false;
+  /**
+   * When an operation was first found waiting too long while the probe had no open connection to
+   * ask on; cleared by an answer. From then on a new connection the database does not answer has
+   * PROBE_TIMEOUT_MS, not CONNECT_TIMEOUT_MS (#suspect).
+   */
+  #suspectedAt: number | null = null;
   #lastProbeAt = 0;
   #recheck: NodeJS.Timeout | null = null;
   #ticker: NodeJS.Timeout | null = null;
@@ -111,15 +119,18 @@ export class StoreReachability {
       if (this.#inFlight.size === 0) {
         clearInterval(this.#ticker!);
         this.#ticker = null;
+        this.#suspectedAt = null;
         return;
       }
       const now = Date.now();
       for (const { since } of this.#inFlight) {
         if (now - since >= SUSPECT_AFTER_MS) {
           void this.#suspect();
-          break;
+          return;
         }
       }
+      // Nothing waits too long (any more): a later suspicion starts its own count.
+      this.#suspectedAt = null;
     }, SUSPECT_AFTER_MS / 4);
     this.#ticker.unref();
   }
@@ -131,10 +142,7 @@ export class StoreReachability {
   async #open(): Promise<void> {
     this.#probing = true;
     try {
-      const client = this.#openClient();
-      this.#watch(client);
-      this.#client = client;
-      if ((await this.#ask(client, CONNECT_TIMEOUT_MS, true)) !== 'answered') this.#dropClient();
+      if ((await this.#connectAndAsk()) !== 'answered') this.#dropClient();
     } finally {
       this.#probing = false;
       this.#lastProbeAt = Date.now();
@@ -160,13 +168,26 @@ export class StoreReachability {
   }
 
   async #suspect(): Promise<void> {
-    if (this.#unreachable || this.#probing || Date.now() - this.#lastProbeAt < RECHECK_MS) return;
+    if (this.#unreachable) return;
+    // Without an open connection to ask on (it was lost, and a new one is being opened), the probe
+    // would give the new connection CONNECT_TIMEOUT_MS, and a database that stopped answering as
+    // the connection was lost (a failover dropping every session, then silent) would take that
+    // long twice to tell. An operation waiting too long meanwhile gives a connection the database
+    // has not answered PROBE_TIMEOUT_MS, as a probe on an open connection has; one it answered is
+    // a database that answers, however slowly, and the probe's own allowances apply.
+    if (this.#connecting || !this.#client) {
+      const now = Date.now();
+      this.#suspectedAt ??= now;
+      if (now - this.#suspectedAt >= PROBE_TIMEOUT_MS) return this.#becomeUnreachable();
+    }
+    if (this.#probing || Date.now() - this.#lastProbeAt < RECHECK_MS) return;
     if (!(await this.#probe())) this.#becomeUnreachable();
   }
 
   #becomeUnreachable(): void {
     if (this.#unreachable || this.#closed) return;
     this.#unreachable = true;
+    this.#suspectedAt = null;
     this.#cutConnections();
     // Each operation in flight gives up: those still waiting to start do not start (`givenUp`).
     for (const entry of this.#inFlight) {
@@ -174,10 +195,11 @@ export class StoreReachability {
       entry.reject?.(new StoreUnreachableError());
       entry.reject = null;
     }
+    // One probe at a time: one still under way (its new connection's allowance) is waited for.
     const recheck = async () => {
       this.#recheck = null;
       if (this.#closed) return;
-      if (await this.#probe()) this.#unreachable = false;
+      if (!this.#probing && (await this.#probe())) this.#unreachable = false;
       else if (!this.#closed) this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
     };
     this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
@@ -198,10 +220,7 @@ export class StoreReachability {
         this.#dropClient();
         if (answer === 'late') return false;
       }
-      const client = this.#openClient();
-      this.#watch(client);
-      this.#client = client;
-      const answer = await this.#ask(client, CONNECT_TIMEOUT_MS, true);
+      const answer = await this.#connectAndAsk();
       if (answer !== 'answered') this.#dropClient();
       return answer === 'answered';
     } finally {
@@ -210,11 +229,31 @@ export class StoreReachability {
     }
   }
 
-  async #ask(client: pg.Client, withinMs: number, connect = false): Promise<'answered' | 'late' | 'failed'> {
+  /** A new connection for the probe, kept as its connection, asked `SELECT 1` within CONNECT_TIMEOUT_MS. */
+  async #connectAndAsk(): Promise<'answered' | 'late' | 'failed'> {
+    const client = this.#openClient();
+    this.#watch(client);
+    this.#client = client;
+    this.#connecting = true;
+    try {
+      return await this.#ask(client, CONNECT_TIMEOUT_MS, () => {
+        this.#connecting = false;
+      });
+    } finally {
+      this.#connecting = false;
+    }
+  }
+
+  /**
+   * `SELECT 1` on `client` within `withinMs`; when `connected` is given, the client is connected
+   * first, and `connected` told once the database has answered the connection.
+   */
+  async #ask(client: pg.Client, withinMs: number, connected?: () => void): Promise<'answered' | 'late' | 'failed'> {
     let timer: NodeJS.Timeout | undefined;
     const answered = (async () => {
-      if (connect) {
+      if (connected) {
         await client.connect();
+        connected();
         // The probe's connection never keeps a process alive (a command of the CLI ends when its work does).
         socketOf(client).unref();
       }
@@ -225,7 +264,10 @@ export class StoreReachability {
       timer = setTimeout(() => resolve('late'), withinMs);
     });
     try {
-      return await Promise.race([answered, late]);
+      const answer = await Promise.race([answered, late]);
+      // The database answers: operations waiting meanwhile are not suspected of waiting for nothing.
+      if (answer === 'answered') this.#suspectedAt = null;
+      return answer;
     } finally {
       clearTimeout(timer);
     }

@@ -30,6 +30,7 @@ import {
   startLoad,
   throughProxy,
   waitFor,
+  type Answer,
   type FaultDatabase,
   type Sent,
   fileFigures,
@@ -452,5 +453,41 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
       took.some((ms) => ms > UNREACHABLE_ANSWER_MS),
       `some request took over ${UNREACHABLE_ANSWER_MS} ms (slowest ${Math.max(...took)} ms): the test did not make the database slow enough`,
     );
+  });
+
+  test('its probe connection lost as it stalls: a lone request is answered 503 within 1 s', async (t) => {
+    // A failover that drops the server's sessions and then stays silent: the server sees the
+    // connection it probes on lost, and opens a new one while nothing answers. That connection is
+    // given 2 s; a request waiting meanwhile must not wait for it. With Redis, so that the request
+    // waits on the database for its rows, not for its count.
+    const first = await startServer(
+      serverEnv({ DATABASE_URL: throughProxy(fdb.url, proxy.port), DB_POOL_SIZE: '4', REDIS_URL }),
+      ['--workers', '1'],
+    );
+    t.after(() => stopServer(first));
+    const { key } = await newWorkspaceKey(fdb.owner);
+    const list = () => call(first.baseUrl, 'GET', '/v1/contacts?limit=1', { key });
+    assert.equal((await list()).status, 200);
+    await sleep(500);
+    const { rows } = await fdb.db.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = $1 AND application_name = 'workspace-public-api-probe' AND client_port = ANY($2::int[])`,
+      [fdb.name, proxy.upstreamPorts()],
+    );
+    await sleep(10);
+    proxy.pause();
+    let answer: Answer;
+    try {
+      answer = await list();
+    } finally {
+      proxy.resume();
+    }
+    const waitedMs = answer.endedAt - answer.startedAt;
+    report(t, { probesTerminated: rows[0]!.n, status: answer.status, waitedMs });
+    assert.ok(rows[0]!.n >= 1, 'the probe connection was terminated');
+    assertCleanUnavailable(answer, 'the lone request');
+    assert.ok(waitedMs <= UNREACHABLE_ANSWER_MS, `answered after ${waitedMs} ms`);
+    const recoveredMs = await waitFor(5_000, async () => (await list()).status === 200);
+    assert.ok(recoveredMs !== null, 'serves again once the database answers');
   });
 });
