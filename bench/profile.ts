@@ -16,7 +16,7 @@ import { serviceScenarios, type Scenarios } from './scenarios.js';
 import { startService } from './service.js';
 import { parseOptions, POOL_SIZE, wholeNumber } from './settings.js';
 
-const SCENARIOS = ['list', 'get', 'events', 'create', 'replay', 'upsert'] as const;
+const SCENARIOS = ['list', 'get', 'events', 'create', 'replay', 'upsert', 'batch'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const USAGE = `Usage: npm run profile -- [--scenario ${SCENARIOS.join('|')}] [--duration S] [--warmup S] [--log-level warn|info] [--counts redis|postgres] [--rate N] [--bare]

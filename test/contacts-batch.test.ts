@@ -491,6 +491,46 @@ describeOrSkip(postgres.skip, 'concurrent batch upserts on PostgreSQL, whatever 
   });
   const { batch, head, allEventsAfter } = requestsOn(server, () => w);
 
+  test('a contact created by plain SQL while a batch waits to write it: the batch is retried and answers updated', async () => {
+    // Plain SQL takes no external id lock: the batch finds no contact, then waits for the sync
+    // clock the SQL transaction holds; once that commits, the batch's insert finds the contact.
+    const externalId = ext('sql');
+    const start = await head();
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const sql = server.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO contacts (workspace_id, external_id, name, company_name) VALUES ($1, $2, 'By SQL', 'SQL Co')`,
+        [w.id, externalId],
+      );
+      await committed;
+    });
+    const answer = batch([{ external_id: externalId, name: 'By API' }]);
+    // The batch is waiting for a lock (the clock) before the SQL transaction commits.
+    for (let waited = 0; ; waited += 20) {
+      const { rows } = await server.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%contacts_batch_created%'`,
+      );
+      if (rows[0]!.n > 0) break;
+      assert.ok(waited < 5_000, 'the batch never waited for the clock');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    commit();
+    await sql;
+    const r = await answer;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.data[0].result, 'updated');
+    assert.deepEqual(r.json.counts, { created: 0, updated: 1, unchanged: 0, invalid: 0 });
+    assert.equal(r.json.data[0].contact.name, 'By API');
+    assert.equal(r.json.data[0].contact.company_name, 'SQL Co', 'what the batch did not send is kept');
+    const events = (await allEventsAfter(start)).filter((e) => e.resource_id === r.json.data[0].contact.id);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['contact.created', 'contact.updated'],
+    );
+  });
+
   test('8 overlapping batches at once: all 200, one contact per external id, one created event per id', async () => {
     const pool = Array.from({ length: 60 }, () => ext('race'));
     const start = await head();

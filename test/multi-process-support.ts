@@ -327,12 +327,7 @@ export async function crossOnce(servers: ServerProcess[], mayFail: boolean): Pro
         ),
       );
       for (let waited = 0; ; waited += 20) {
-        const { rows } = await cluster.db.query(
-          `SELECT 1 FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event <> 'advisory'
-              AND application_name = 'workspace-public-api'`,
-        );
-        if (rows.length > 0) break;
+        if (await waitsForClock(cluster.db, workspaceId)) break;
         assert.ok(waited < 30_000, 'an API write waits for the clock');
         await sleep(20);
       }
@@ -362,4 +357,19 @@ export async function crossOnce(servers: ServerProcess[], mayFail: boolean): Pro
     assert.equal(rows[0]![field], propertyValue(field, 1), field);
   }
   return true;
+}
+
+/**
+ * Whether a connection of the service waits for the workspace's sync clock: the advisory lock the
+ * clock is taken behind (db/code/03_sync_clock.sql), whose 64-bit key pg_locks shows in two halves.
+ */
+async function waitsForClock(db: Database, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE a.datname = current_database() AND a.application_name = 'workspace-public-api'
+        AND l.locktype = 'advisory' AND NOT l.granted
+        AND (l.classid::bigint << 32 | l.objid::bigint) = hashtextextended($1::uuid::text, 2)`,
+    [workspaceId],
+  );
+  return rows.length > 0;
 }

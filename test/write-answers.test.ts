@@ -6,7 +6,7 @@
 // of the request answers; a write that finds nothing to change records nothing.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Contact } from '../src/modules/contacts/contacts.schemas.js';
+import { Contact, ContactBatchPartialResults, ContactBatchResults } from '../src/modules/contacts/contacts.schemas.js';
 import { Single } from '../src/shared/schemas.js';
 import { ODD, schemaText } from './schema-text.js';
 import { contactBody, idem, type RequestOptions, type TestResponse, type TestWorkspace } from './harness.js';
@@ -101,5 +101,67 @@ describe('answers of single contact writes, written by the database', () => {
     assert.equal(rows[0]!.status_code, 201);
     assert.equal(rows[0]!.response_body, created.text);
     assert.equal(rows[0]!.resource_id, created.json.data.id);
+  });
+});
+
+describe('answers of batch upserts, written by the database', () => {
+  test('a partial batch answers the schema serializer’s text: created, updated, unchanged and invalid entries, odd characters included', async () => {
+    const stored = `odd-${idem()}`;
+    const kept = `odd-${idem()}`;
+    const setup = await server.request('POST', '/v2/contacts/batch/upsert', {
+      key: w.key,
+      idem: idem(),
+      body: {
+        items: [
+          { external_id: stored, name: 'Before' },
+          { external_id: kept, name: ODD, origin: null },
+        ],
+      },
+    });
+    assert.equal(setup.status, 200, setup.text);
+    const key = idem();
+    const body = {
+      mode: 'partial',
+      items: [
+        // invalid: an external_id with odd characters; an unknown property named with them
+        { external_id: `${ODD}`, name: 'x' },
+        { external_id: `new-${idem()}`, name: ODD, company_name: null, email: 'Odd.Case@Example.com' },
+        { external_id: stored, company_name: `${ODD} Ltda` },
+        { external_id: kept, name: ODD },
+        { external_id: `new-${idem()}`, [`${ODD}`]: 1 },
+        { external_id: `new-${idem()}`, status: 'talking' },
+      ],
+    };
+    const r = await server.request('POST', '/v2/contacts/batch/upsert', { key: w.key, idem: key, body });
+    assert.equal(r.status, 207, r.text);
+    assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(
+      r.json.data.map((e: { result: string }) => e.result),
+      ['invalid', 'created', 'updated', 'unchanged', 'invalid', 'created'],
+    );
+    assert.deepEqual(r.json.counts, { created: 2, updated: 1, unchanged: 1, invalid: 2 });
+    assert.equal(r.text, await schemaText(ContactBatchPartialResults, r.text), 'the schema’s text');
+    // Each contact as a GET writes it now.
+    for (const entry of r.json.data.filter((e: { result: string }) => e.result !== 'invalid')) {
+      const get = await server.request('GET', `/v2/contacts/${entry.contact.id}`, { key: w.key });
+      assert.equal(JSON.stringify(entry.contact), JSON.stringify(get.json.data));
+    }
+    const replay = await server.request('POST', '/v2/contacts/batch/upsert', { key: w.key, idem: key, body });
+    assert.equal(replay.status, 207);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.text, r.text, 'the replay’s text');
+
+    const whole = await server.request('POST', '/v2/contacts/batch/upsert', {
+      key: w.key,
+      idem: idem(),
+      body: {
+        items: [
+          { external_id: kept, name: `${ODD}!` },
+          { external_id: `new-${idem()}`, origin: ODD },
+        ],
+      },
+    });
+    assert.equal(whole.status, 200, whole.text);
+    assert.equal(whole.text, await schemaText(ContactBatchResults, whole.text), 'the schema’s text (200)');
   });
 });

@@ -37,6 +37,12 @@ BEGIN
       RETURN stamp;
     END IF;
   END IF;
+  -- The clock's row lock is taken behind a transaction-scoped advisory lock of the workspace (seed 2,
+  -- apart from the external ids' seed 1 and the Idempotency-Keys' seed 0), held as long. Writers
+  -- waiting for the clock then queue in the lock manager, and a commit wakes the next of them
+  -- alone, rather than waiters on the row each retrying its insert when the row is released
+  -- (measured: bench/results/2026-11-29-batch-round-trip.md).
+  PERFORM pg_advisory_xact_lock(hashtextextended(ws::text, 2));
   INSERT INTO workspace_clocks AS c (workspace_id, last_stamp)
   VALUES (ws, greatest(clock_timestamp(), above + interval '1 millisecond'))
   ON CONFLICT (workspace_id) DO UPDATE

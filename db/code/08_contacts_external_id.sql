@@ -18,3 +18,20 @@ BEGIN
   PERFORM 1 FROM contacts WHERE workspace_id = p_workspace_id AND external_id = p_external_id FOR UPDATE;
 END
 $$;
+
+-- The check behind each run of creations of a batch upsert (BATCH_CREATE in
+-- src/modules/contacts/contacts.repository.ts): the batch took its ids' locks and found no contact
+-- for these, so its insert, which skips an external id that has a contact, should have created every
+-- one. A writer that creates contacts without those locks (plain SQL, the product's own jobs) may
+-- have created one since. Then the batch's answer would say created for a contact it did not
+-- create, so the transaction fails as a serialization failure (40001), which the service retries
+-- whole, and the retry finds the contact and updates it.
+CREATE OR REPLACE FUNCTION contacts_batch_created(created bigint, planned int) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF created <> planned THEN
+    RAISE EXCEPTION 'another writer created a contact of this batch''s external ids since the batch looked them up'
+      USING ERRCODE = 'serialization_failure';
+  END IF;
+END
+$$;

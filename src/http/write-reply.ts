@@ -1,7 +1,7 @@
 // Sends the outcome of an idempotent write, marking replays as Stripe-compatible clients expect.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import type { IdempotentOutcome, ResourceWrite, WriteResult } from '../infra/idempotency-store.js';
+import type { IdempotentOutcome, Write } from '../infra/idempotency-store.js';
 import type { Transaction } from '../infra/database.js';
 import { ApiError, nulCharacterProblems, validationFailed } from '../shared/errors.js';
 import { principalOf } from './principal.js';
@@ -10,7 +10,7 @@ export async function idempotentWrite(
   services: Services,
   request: FastifyRequest,
   reply: FastifyReply,
-  write: (tx: Transaction, workspaceId: string) => Promise<WriteResult | ResourceWrite<unknown>>,
+  write: (tx: Transaction, workspaceId: string) => Promise<Write>,
   /** the path of the resource a 201 created, from its id: sent as Location (replays too) */
   locationOf?: (id: string) => string,
 ): Promise<FastifyReply> {

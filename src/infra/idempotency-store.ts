@@ -5,7 +5,7 @@
 // arrives after it committed (replayed). Only successful writes are recorded: a request refused
 // by validation, or one whose write fails, leaves the key free to be retried.
 import { createHash } from 'node:crypto';
-import { retryingConflicts, type Database, type Transaction } from './database.js';
+import { retryingConflicts, type Database, type Statement, type Transaction } from './database.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { ApiError } from '../shared/errors.js';
 
@@ -44,6 +44,26 @@ export interface ResourceWrite<T> {
   };
   otherwise: Error;
 }
+
+/**
+ * A write of several resources whose answer the database writes: `statements` make the change, and
+ * `answer` is a SELECT of one row, (response_body text, resource_ids uuid[]), read after them: the
+ * answer's text as the route's serializer writes it, and the contacts it carries (WriteResult's
+ * resourceIds). The store sends the statements, the record of that answer and the COMMIT in one
+ * round trip, as for a ResourceWrite. The answer's own parameters are numbered from
+ * ANSWER_FIRST_PARAM: the ones before are the record's.
+ */
+export interface ComposedWrite {
+  statusCode: number;
+  statements: readonly Statement[];
+  answer: { select: string; params: readonly unknown[]; name: string };
+}
+
+/** The first parameter number a ComposedWrite's answer may use: $1 to $5 are the record's. */
+export const ANSWER_FIRST_PARAM = 6;
+
+/** What a route's write answers: the outcome itself, or how the database writes it. */
+export type Write = WriteResult | ResourceWrite<unknown> | ComposedWrite;
 
 export interface IdempotentOutcome extends WriteResult {
   replayed: boolean;
@@ -105,7 +125,7 @@ export class IdempotencyStore {
    */
   async execute(
     request: IdempotentRequest,
-    write: (tx: Transaction) => Promise<WriteResult | ResourceWrite<unknown>>,
+    write: (tx: Transaction) => Promise<Write>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     const fingerprint = requestFingerprint(request);
@@ -116,7 +136,7 @@ export class IdempotencyStore {
   async #attempt(
     request: IdempotentRequest,
     fingerprint: Buffer,
-    write: (tx: Transaction) => Promise<WriteResult | ResourceWrite<unknown>>,
+    write: (tx: Transaction) => Promise<Write>,
     serialize: Serialize,
   ): Promise<IdempotentOutcome> {
     // The claim is sent with the transaction's BEGIN, in one round trip (db/code/07_idempotency.sql): claim
@@ -158,6 +178,7 @@ export class IdempotencyStore {
 
       const result = await write(tx);
       if ('change' in result) return this.#recordResource(tx, request, fingerprint, result);
+      if ('answer' in result) return this.#recordComposed(tx, request, fingerprint, result);
       const payload = serialize(result.statusCode, result.body);
       // The answer is stored in the transaction's last round trip, with its COMMIT: a write holds
       // its workspace's sync clock from its change to its commit (db/code/03_sync_clock.sql), so every
@@ -223,6 +244,30 @@ export class IdempotencyStore {
       resourceId: answer.resource_id,
       replayed: false,
     };
+  }
+
+  /** Makes the change, records the answer the database composes and commits, in one round trip. */
+  async #recordComposed(
+    tx: Transaction,
+    request: IdempotentRequest,
+    fingerprint: Buffer,
+    write: ComposedWrite,
+  ): Promise<IdempotentOutcome> {
+    const { statusCode, statements, answer } = write;
+    const { rows } = await tx.commitWith<{ response_body: string }>(
+      {
+        sql: `INSERT INTO idempotency_keys
+           (workspace_id, key, request_sha256, status_code, response_body, resource_ids, expires_at)
+         SELECT $1, $2, $3, $4, a.response_body, a.resource_ids, now() + $5::int * interval '1 hour'
+           FROM (${answer.select}) a
+         ${RECORD_CONFLICT}
+         RETURNING response_body`,
+        params: [request.workspaceId, request.key, fingerprint, statusCode, this.#ttlHours, ...answer.params],
+        name: `idem_record_${answer.name}`,
+      },
+      statements,
+    );
+    return { statusCode, body: undefined, payload: rows[0]!.response_body, resourceId: null, replayed: false };
   }
 
   /** Deletes expired records in small batches; returns how many went. */

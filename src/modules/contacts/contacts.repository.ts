@@ -1,5 +1,6 @@
 // SQL for contacts. Every statement is scoped by workspace_id and names its columns.
-import type { Queryable, Transaction } from '../../infra/database.js';
+import type { Queryable, Statement, Transaction } from '../../infra/database.js';
+import { ANSWER_FIRST_PARAM, type ComposedWrite } from '../../infra/idempotency-store.js';
 import { equals, updatedAfter, type FilterSpec, type ListSpec } from '../../infra/keyset-list.js';
 import { selectList } from '../../infra/representation.js';
 import type { BatchResult, ContactBatchItemT, ContactStatus, ContactT, ContactWrite } from './contacts.schemas.js';
@@ -88,16 +89,54 @@ export const BATCH_LOCK = `SELECT c.* FROM (SELECT DISTINCT unnest($2::text[]) A
   LATERAL (SELECT ${CONTACT_COLUMNS} FROM contacts
             WHERE workspace_id = $1 AND external_id = wanted.external_id FOR UPDATE) c`;
 
-// The items of a batch upsert that change something ($2 their external ids, then one array per
-// writable column), each row the contact's every writable value, in item order.
-const BATCH_WRITE = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
+// A run of created items of a batch upsert ($2 their external ids, then one array per writable
+// column), in item order. The batch took each id's lock and found no contact for it; a writer that
+// creates contacts without those locks (plain SQL) may have created one since: it is skipped here,
+// and contacts_batch_created (db/code/08_contacts_external_id.sql) fails the transaction with a
+// serialization failure, which the service retries whole; the retry finds the contact.
+const BATCH_CREATE = `WITH created AS (
+    INSERT INTO contacts (workspace_id, external_id, ${WRITABLE_COLUMNS})
+    SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
+      FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
+           WITH ORDINALITY AS i(external_id, ${WRITABLE_COLUMNS}, ord)
+     ORDER BY i.ord
+    ON CONFLICT (workspace_id, external_id) DO NOTHING
+    RETURNING 1)
+  SELECT contacts_batch_created((SELECT count(*) FROM created), cardinality($2::text[]))`;
+
+// A run of updated items ($2 their external ids, then one array per writable column): each
+// contact, locked by the batch, gets every writable value, in item order.
+const BATCH_UPDATE = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
   SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
     FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
          WITH ORDINALITY AS i(external_id, ${WRITABLE_COLUMNS}, ord)
    ORDER BY i.ord
   ON CONFLICT (workspace_id, external_id) DO UPDATE
-    SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}
-  RETURNING ${contactColumns('c')}`;
+    SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}`;
+
+// A batch's answer, as ContactBatchResults (or ContactBatchPartialResults) serializes it, read after
+// its writes: one entry per item, in item order, each either a valid item's result with its contact
+// as stored now (found by its external id: one lookup of the unique index each, as in BATCH_LOCK;
+// the LIMIT keeps the lookup a subquery of its own, run per entry, which a plan kept from a young
+// table cannot turn into a scan of the workspace joined to the entries),
+// or an invalid item's entry, written by the service. Parameters from ANSWER_FIRST_PARAM: the
+// workspace, the results, the external ids, the invalid entries, the counts.
+const answerParam = (n: number) => `$${ANSWER_FIRST_PARAM + n}`;
+const BATCH_ANSWER = `SELECT '{"data":[' || string_agg(coalesce(e.invalid, '{"result":"' || e.result || '","contact":' || c.text || '}'), ','
+                                    ORDER BY e.place)
+         || '],"counts":' || ${answerParam(4)}::text || '}' AS response_body,
+       array_agg(c.id ORDER BY e.place) FILTER (WHERE c.id IS NOT NULL) AS resource_ids
+  FROM unnest(${answerParam(1)}::text[], ${answerParam(2)}::text[], ${answerParam(3)}::text[])
+         WITH ORDINALITY AS e(result, external_id, invalid, place)
+  LEFT JOIN LATERAL (SELECT r.id, api_contact_text(r) AS text FROM contacts r
+                      WHERE r.workspace_id = ${answerParam(0)} AND r.external_id = e.external_id LIMIT 1) c ON true`;
+
+/** What an item of a batch upsert does: its result, and every writable value the contact gets. */
+export interface PlannedItem {
+  external_id: string;
+  result: BatchResult;
+  values: Record<(typeof WRITABLE_CONTACT_FIELDS)[number], string | null>;
+}
 
 /** The contact a single write wrote: its answer is read back with the record (ResourceWrite). */
 type Written = Pick<ContactT, 'id'>;
@@ -186,61 +225,34 @@ export const contactsRepository = {
   },
 
   /**
-   * Creates or changes the contact of each item's external_id, in one transaction (the caller's),
-   * each item as PUT /contacts/external/{external_id} would, and says which of the three happened.
-   * Items whose values are all stored already are not written: no updated_at move, no event. The
-   * others are written in item order, one statement per run of created or updated items, all sent
-   * in one round trip, so their events follow the items' order.
+   * The first step of a batch upsert, in the caller's transaction: takes the items' external ids
+   * and locks their stored contacts, and says what each item will do, as PUT
+   * /contacts/external/{external_id} would: create the contact, update it, or leave it unchanged
+   * (every value it sends is stored already: no updated_at move, no event).
    *
-   * Concurrent batches sharing external ids: each batch takes its ids (advisory locks, in
-   * external_id order) before locking any contact, so two batches never wait on each other in
-   * opposite orders; and before creating any, the batch takes its workspace's sync clock, which
-   * every writer of the workspace needs to commit a change (db/code/03_sync_clock.sql): a contact another
-   * writer created meanwhile has committed by then, and is read, locked and updated instead of
-   * created twice.
+   * Batches sharing external ids take them one after the other, in one order: each id's
+   * transaction-scoped advisory lock, in external_id order, before any row lock (the lock a single
+   * upsert takes for its id, contacts_lock_external, db/code/08_contacts_external_id.sql). Without
+   * it, a batch holding a row another batch created meanwhile could wait for the workspace's sync
+   * clock while the other, holding the clock, waits for that row. The sync clock is not taken here
+   * but by the writes (batchWrites), which go with the commit: the batch holds it for one round trip.
+   * Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0). Both statements go in one
+   * round trip; PostgreSQL runs the second once the first has returned, i.e. with its locks granted.
    */
-  async batchUpsert(
-    db: Statements,
-    workspaceId: string,
-    items: readonly ContactBatchItemT[],
-  ): Promise<{ result: BatchResult; contact: ContactT }[]> {
-    const stored = new Map<string, ContactT>();
-    const lockStored = (externalIds: string[]) => ({
-      sql: BATCH_LOCK,
-      params: [workspaceId, externalIds],
-      name: 'contacts_batch_lock',
-    });
-    const keep = ({ rows }: { rows: Record<string, unknown>[] }) => {
-      for (const row of rows as ContactT[]) stored.set(row.external_id!, row);
-    };
-    // Batches that share external ids take them one after the other, in one order: each id's
-    // transaction-scoped advisory lock, in external_id order, before any row lock. Without it, a
-    // batch holding a row another batch created meanwhile can wait for the sync clock while the
-    // other, holding the clock, waits for that row (a deadlock PostgreSQL breaks by aborting one).
-    // Seed 1 keeps these keys apart from the Idempotency-Key locks (seed 0); a single upsert takes
-    // the same lock for its id (contacts_lock_external, db/code/08_contacts_external_id.sql).
-    // Each pair of statements below is sent in one round trip; PostgreSQL runs the second once the
-    // first has returned, i.e. with its locks granted.
+  async planBatch(db: Statements, workspaceId: string, items: readonly ContactBatchItemT[]): Promise<PlannedItem[]> {
+    const externalIds = items.map((i) => i.external_id);
     const [, locked] = await db.queryAll([
       {
         sql: `SELECT count(pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || id, 1)))
                 FROM (SELECT DISTINCT unnest($2::text[]) AS id ORDER BY 1) ids`,
-        params: [workspaceId, items.map((i) => i.external_id)],
+        params: [workspaceId, externalIds],
         name: 'contacts_batch_ids',
       },
-      lockStored(items.map((i) => i.external_id)),
+      { sql: BATCH_LOCK, params: [workspaceId, externalIds], name: 'contacts_batch_lock' },
     ]);
-    keep(locked!);
-    const missing = items.map((i) => i.external_id).filter((id) => !stored.has(id));
-    if (missing.length > 0) {
-      const [, lockedSince] = await db.queryAll([
-        { sql: 'SELECT sync_stamp($1)', params: [workspaceId], name: 'contacts_batch_clock' },
-        lockStored(missing),
-      ]);
-      keep(lockedSince!);
-    }
-
-    const planned = items.map((item) => {
+    const stored = new Map<string, ContactT>();
+    for (const row of locked!.rows as ContactT[]) stored.set(row.external_id!, row);
+    return items.map((item) => {
       const current = stored.get(item.external_id);
       const values = Object.fromEntries(
         WRITABLE_CONTACT_FIELDS.map((field) => [
@@ -253,43 +265,66 @@ export const contactsRepository = {
                 ? DEFAULT_CONTACT_STATUS
                 : null,
         ]),
-      ) as Record<(typeof WRITABLE_CONTACT_FIELDS)[number], string | null>;
+      ) as PlannedItem['values'];
       const result: BatchResult = !current
         ? 'created'
         : WRITABLE_CONTACT_FIELDS.every((field) => values[field] === current[field])
           ? 'unchanged'
           : 'updated';
-      return { item, current, values, result };
+      return { external_id: item.external_id, result, values };
     });
+  },
 
-    // One statement per run of consecutive items with the same result, all sent in one round trip:
-    // a statement's events are written at its end (db/code/04_events_feed.sql), and one statement
-    // that both updated and created contacts would have its updates' events written before its
-    // creations' (PostgreSQL fires the update's statement triggers first), out of item order.
-    const runs: (typeof planned)[] = [];
+  /**
+   * The statements that write a planned batch: one per run of consecutive items with the same
+   * result (unchanged items are not written). A statement's events are written at its end
+   * (db/code/04_events_feed.sql), and one statement that both updated and created contacts would
+   * have its updates' events written before its creations' (PostgreSQL fires the update's statement
+   * triggers first): run by run, the events follow the items' order.
+   */
+  batchWrites(workspaceId: string, planned: readonly PlannedItem[]): Statement[] {
+    const runs: PlannedItem[][] = [];
     for (const p of planned) {
       if (p.result === 'unchanged') continue;
       const last = runs.at(-1);
       if (last && last.at(-1)!.result === p.result) last.push(p);
       else runs.push([p]);
     }
-    const written = new Map<string, ContactT>();
-    const answers = await db.queryAll(
-      runs.map((run) => ({
-        sql: BATCH_WRITE,
+    return runs.map((run) => {
+      const creates = run[0]!.result === 'created';
+      return {
+        sql: creates ? BATCH_CREATE : BATCH_UPDATE,
         params: [
           workspaceId,
-          run.map((w) => w.item.external_id),
-          ...WRITABLE_CONTACT_FIELDS.map((field) => run.map((w) => w.values[field])),
+          run.map((p) => p.external_id),
+          ...WRITABLE_CONTACT_FIELDS.map((field) => run.map((p) => p.values[field])),
         ],
-        name: 'contacts_batch_write',
-      })),
-    );
-    for (const { rows } of answers) for (const row of rows as ContactT[]) written.set(row.external_id!, row);
-    return planned.map((p) => ({
-      result: p.result,
-      contact: p.result === 'unchanged' ? p.current! : written.get(p.item.external_id)!,
-    }));
+        name: creates ? 'contacts_batch_create' : 'contacts_batch_update',
+      };
+    });
+  },
+
+  /**
+   * The answer of a batch, read by the database after its writes (ComposedWrite): `entries` in
+   * item order, each a valid item's result and external id, or an invalid item's entry as its
+   * text; `counts` as its text.
+   */
+  batchAnswer(
+    workspaceId: string,
+    entries: readonly ({ result: BatchResult; external_id: string } | { text: string })[],
+    counts: string,
+  ): ComposedWrite['answer'] {
+    return {
+      select: BATCH_ANSWER,
+      params: [
+        workspaceId,
+        entries.map((e) => ('text' in e ? null : e.result)),
+        entries.map((e) => ('text' in e ? null : e.external_id)),
+        entries.map((e) => ('text' in e ? e.text : null)),
+        counts,
+      ],
+      name: 'contacts_batch',
+    };
   },
 };
 

@@ -11,13 +11,15 @@ import { IdempotencyHeaders, NoQuery, Single } from '../../shared/schemas.js';
 import { idempotentWrite } from '../../http/write-reply.js';
 import type { WriteResult } from '../../infra/idempotency-store.js';
 import type { RouteOptions } from '../../services.js';
-import { contactsLookupSpec, contactsRepository, contactsSpec } from './contacts.repository.js';
+import { contactsLookupSpec, contactsRepository, contactsSpec, type PlannedItem } from './contacts.repository.js';
 import {
   BATCH_DELETE_MAX,
   BATCH_ITEMS_PER_REQUEST,
   BATCH_MAX_ITEMS,
   Contact,
+  ContactBatchCounts,
   ContactBatchEnvelope,
+  ContactBatchInvalid,
   ContactBatchItem,
   ContactBatchPartialResults,
   ContactBatchResults,
@@ -26,7 +28,6 @@ import {
   ContactBatchDeleteResults,
   type ContactDeleteResultT,
   type ContactBatchInvalidT,
-  type ContactBatchResultT,
   ContactCreate,
   ContactIdParams,
   ContactListQuery,
@@ -35,6 +36,7 @@ import {
   ContactUpdate,
   DEFAULT_CONTACT_STATUS,
   ExternalIdParams,
+  ItemProblem,
 } from './contacts.schemas.js';
 import { RESOURCES } from '../resources.js';
 import { deletionTargets, sortBatch, type BatchChecks, type SortedBatch } from './contacts.batch.js';
@@ -244,17 +246,21 @@ export const contactsV2Routes: FastifyPluginAsyncTypebox<RouteOptions> = async (
       const declared = (request.validationError as ApiError | undefined) ?? null;
       const { valid, invalid } = sortBatch(request.body, declared, BATCH_CHECKS);
       return idempotentWrite(services, request, reply, async (tx, workspaceId) => {
-        const written = await contactsRepository.batchUpsert(
+        const planned = await contactsRepository.planBatch(
           tx,
           workspaceId,
           valid.map((v) => v.item),
         );
         const counts = { created: 0, updated: 0, unchanged: 0, invalid: invalid.length };
-        for (const { result } of written) counts[result] += 1;
+        for (const { result } of planned) counts[result] += 1;
         return {
           statusCode: invalid.length > 0 ? 207 : 200,
-          body: { data: inItemOrder(valid, written, invalid), counts },
-          resourceIds: written.map((r) => r.contact.id),
+          statements: contactsRepository.batchWrites(workspaceId, planned),
+          answer: contactsRepository.batchAnswer(
+            workspaceId,
+            inItemOrder(valid, planned, invalid),
+            JSON.stringify(counts, COUNTS_IN_ORDER),
+          ),
         };
       });
     },
@@ -354,13 +360,24 @@ function deletedOne(deleted: readonly unknown[]): WriteResult {
 }
 
 /** The answer's entries, one per item in item order: the written items' results and the invalid ones. */
+/**
+ * The entries of a batch's answer in item order: each valid item's plan (its result and external
+ * id: the database adds the contact), each invalid one's entry as the route's serializer writes it.
+ */
 function inItemOrder(
   valid: SortedBatch['valid'],
-  written: readonly ContactBatchResultT[],
+  planned: readonly PlannedItem[],
   invalid: readonly ContactBatchInvalidT[],
-): (ContactBatchResultT | ContactBatchInvalidT)[] {
-  const entries = new Array<ContactBatchResultT | ContactBatchInvalidT>(valid.length + invalid.length);
-  valid.forEach(({ index }, i) => (entries[index] = written[i]!));
-  for (const entry of invalid) entries[entry.index] = entry;
+): (PlannedItem | { text: string })[] {
+  const entries = new Array<PlannedItem | { text: string }>(valid.length + invalid.length);
+  valid.forEach(({ index }, i) => (entries[index] = planned[i]!));
+  for (const entry of invalid) entries[entry.index] = { text: JSON.stringify(entry, INVALID_IN_ORDER) };
   return entries;
 }
+
+// JSON.stringify with a list of property names writes an object's properties in the list's order:
+// the schema's, as the route's serializer does (test/write-answers.test.ts holds the two equal).
+const INVALID_IN_ORDER = [
+  ...new Set([...Object.keys(ContactBatchInvalid.properties), ...Object.keys(ItemProblem.properties)]),
+];
+const COUNTS_IN_ORDER = Object.keys(ContactBatchCounts.properties);

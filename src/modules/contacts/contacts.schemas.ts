@@ -251,7 +251,7 @@ export const ContactBatchResult = Type.Object(
 );
 export type ContactBatchResultT = Static<typeof ContactBatchResult>;
 
-const ItemProblem = Type.Object(
+export const ItemProblem = Type.Object(
   {
     field: Type.Union([Type.String({ maxLength: 160 }), Type.Null()], {
       description: 'The property of the item (a path within it); null: the item itself.',
