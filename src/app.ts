@@ -72,6 +72,14 @@ export async function buildApp(
   app.addHook('onListen', async () => services.shedder.watchEventLoop());
   accountEveryAnswer(app, services);
   consistencyPositions(app, services.reads);
+  // An outage of the database, its start and its end, each one line per process (each 503 it
+  // causes is a line of its own too): at warn, the level a production deployment logs at.
+  const databaseLog = app.log.child({ component: 'database' });
+  db.onReachabilityChange?.((reachable) =>
+    reachable
+      ? databaseLog.warn({ reachable }, 'the database answers again')
+      : databaseLog.error({ reachable }, 'the database is not answering: requests are answered 503 until it does'),
+  );
   const replicasLog = app.log.child({ component: 'read replicas' });
   services.reads.logTo((change) =>
     change.state === 'ok'

@@ -77,6 +77,11 @@ export interface Database extends Queryable {
   ): Promise<() => Promise<void>>;
   /** Connections in use and total, for readiness and metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
+  /**
+   * Calls `listener` each time PostgreSQL is found not answering (false: requests are refused with
+   * 503 from then on) and answering again (true). The embedded store, in the process, never is.
+   */
+  onReachabilityChange?(listener: (reachable: boolean) => void): void;
   close(): Promise<void>;
 }
 
@@ -408,6 +413,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       };
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    onReachabilityChange: (listener) => reachability.onChange(listener),
     close: () => {
       reachability.close();
       return pool.end();

@@ -63,9 +63,17 @@ export class StoreReachability {
   /** the operations in flight */
   readonly #inFlight = new Set<InFlight>();
 
+  /** told each time the database is found unreachable (false) and answering again (true) */
+  readonly #listeners: ((reachable: boolean) => void)[] = [];
+
   constructor(openClient: () => pg.Client, cutConnections: () => void) {
     this.#openClient = openClient;
     this.#cutConnections = cutConnections;
+  }
+
+  /** Calls `listener` at every change: unreachable (false), answering again (true). */
+  onChange(listener: (reachable: boolean) => void): void {
+    this.#listeners.push(listener);
   }
 
   /**
@@ -189,6 +197,7 @@ export class StoreReachability {
     this.#unreachable = true;
     this.#suspectedAt = null;
     this.#cutConnections();
+    for (const listener of this.#listeners) listener(false);
     // Each operation in flight gives up: those still waiting to start do not start (`givenUp`).
     for (const entry of this.#inFlight) {
       entry.gaveUp = true;
@@ -199,8 +208,10 @@ export class StoreReachability {
     const recheck = async () => {
       this.#recheck = null;
       if (this.#closed) return;
-      if (!this.#probing && (await this.#probe())) this.#unreachable = false;
-      else if (!this.#closed) this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
+      if (!this.#probing && (await this.#probe())) {
+        this.#unreachable = false;
+        for (const listener of this.#listeners) listener(true);
+      } else if (!this.#closed) this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
     };
     this.#recheck = setTimeout(() => void recheck(), RECHECK_MS).unref();
   }

@@ -337,6 +337,8 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
 
         load.setPhase('stalled');
         const stalledAt = Date.now();
+        // The file's shared server logged the outages of the tests before this one.
+        const logBefore = first.output().stdout.length;
         // Connections stay open and new ones are accepted, but nothing reaches PostgreSQL or comes back.
         proxy.pause();
         await sleep(500);
@@ -400,6 +402,24 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
           'a 503 of an outage is logged at warn, without a stack',
         );
         assert.doesNotMatch(first.output().stdout, /127\.0\.0\.1|postgres:\/\//, 'no address in the log');
+        // Each process says once that the database stopped answering, then once that it answers again.
+        const outageLines = new Map<number, [number, boolean][]>();
+        for (const line of first.output().stdout.slice(logBefore).split('\n')) {
+          if (!line.includes('"component":"database"')) continue;
+          const { pid, level, reachable } = JSON.parse(line) as { pid: number; level: number; reachable: boolean };
+          outageLines.set(pid, [...(outageLines.get(pid) ?? []), [level, reachable]]);
+        }
+        assert.equal(outageLines.size, deployment.workers, 'every process logs the outage');
+        for (const lines of outageLines.values()) {
+          assert.deepEqual(
+            lines,
+            [
+              [50, false],
+              [40, true],
+            ],
+            'the outage’s start (error) and end (warn), logged',
+          );
+        }
         assertOnlySuccessOrClean503(sent);
         const late = [...inFlight, ...during].filter((s) => waited(s) > UNREACHABLE_ANSWER_MS);
         assert.deepEqual(
