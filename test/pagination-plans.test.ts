@@ -165,6 +165,14 @@ describe('index use', () => {
         index: 'contacts_workspace_id_external_id_key',
         rows: 100,
       },
+      // One value: a statement of its own (an equality), whose generic plan PostgreSQL keeps.
+      {
+        path: `/v2/contacts?email=${encodeURIComponent(a!.email!.toUpperCase())}`,
+        index: 'contacts_by_email',
+        rows: 1,
+      },
+      { path: `/v2/contacts?phone=${encodeURIComponent('+5511900000042')}`, index: 'contacts_by_phone', rows: 1 },
+      { path: `/v2/contacts?external_id=${keyed[7]}`, index: 'contacts_workspace_id_external_id_key', rows: 1 },
     ];
     const problems: string[] = [];
     for (const c of cases) {

@@ -9,7 +9,12 @@ export interface FilterSpec {
   /** query parameter name */
   param: string;
   /** SQL condition for the placeholder holding the parameter's value, e.g. p => `status = ${p}` */
-  where: (placeholder: string) => string;
+  where: (placeholder: string, value: unknown) => string;
+  /**
+   * When `where` writes different conditions for different values: the part of the statement's
+   * name that tells them apart (each condition is a prepared statement of its own).
+   */
+  shapeOf?: (value: unknown) => string;
   /**
    * A range on a column other than the sort column: how many rows it keeps depends on its
    * values, so the statement is planned for each request rather than prepared once (a generic
@@ -53,8 +58,8 @@ export async function listRows<Row>(
     const value = query[f.param];
     if (value === undefined) continue;
     if (f.planEachTime) prepared = false;
-    where.push(f.where(`$${params.push(value)}`));
-    shape += `_${f.param}`;
+    where.push(f.where(`$${params.push(value)}`, value));
+    shape += `_${f.param}${f.shapeOf?.(value) ?? ''}`;
   }
   if (position) {
     const [sortValue, id] = position;

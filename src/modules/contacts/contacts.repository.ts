@@ -26,12 +26,21 @@ export const contactsSpec: ListSpec = {
  * found through the index on that column (contacts_by_email, contacts_by_phone, the unique
  * (workspace_id, external_id)), then ordered. Prepared like the other lists: the generic plan
  * PostgreSQL keeps reads that index too, for any number of values (test/pagination-plans.test.ts
- * checks the plan kept, not only the plan made for the values sent).
+ * checks the plan kept, not only the plan made for the values sent). One value, the lookup a sync
+ * makes before creating a contact, is an equality of its own: PostgreSQL keeps its generic plan,
+ * where a list of values is planned anew for every request (its plan for the values sent always
+ * looks cheaper than the generic one), about 0.05 ms of the database's CPU per lookup.
  */
 const oneOf = (param: string, column: string, normalize = (sql: string) => sql): FilterSpec => ({
   param,
-  where: (p) => `${normalize(column)} = ANY(string_to_array(${normalize(p)}, ','))`,
+  where: (p, value) =>
+    isOneValue(value)
+      ? `${normalize(column)} = ${normalize(p)}`
+      : `${normalize(column)} = ANY(string_to_array(${normalize(p)}, ','))`,
+  shapeOf: (value) => (isOneValue(value) ? '_one' : ''),
 });
+/** A lookup's value names one value: no comma (no value of the lookups' patterns holds one). */
+const isOneValue = (value: unknown) => typeof value === 'string' && !value.includes(',');
 
 /** Version 2's contact list: version 1's filters and the lookups by e-mail (any case), phone and external id. */
 export const contactsLookupSpec: ListSpec = {
