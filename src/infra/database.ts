@@ -209,6 +209,9 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     return query;
   };
 
+  /** A statement's result as the service reads it. */
+  const resultOf = <R>(res: pg.QueryResult): QueryResult<R> => ({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+
   /**
    * Hands `use` a connection of the pool, or `fail` the reason there is none. One obtained after
    * its operation was given up (the database found unreachable meanwhile) goes back unused.
@@ -245,7 +248,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
               statement(sql, params, name, (failed, res) => {
                 giveBack(client, failed);
                 if (failed) reject(failed);
-                else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+                else resolve(resultOf<R>(res));
               }),
             ),
           ),
@@ -272,7 +275,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       client.query(
         statement(sql, params, name, (err, res) => {
           if (err) reject(err);
-          else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+          else resolve(resultOf<R>(res));
         }),
       );
     });
@@ -336,7 +339,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
                   if (err) {
                     if (!ended) refused = true;
                     reject(err);
-                  } else resolve({ rows: res.rows as R[], rowCount: res.rowCount ?? 0 });
+                  } else resolve(resultOf<R>(res));
                 }),
               );
             });
