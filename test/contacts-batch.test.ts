@@ -445,6 +445,48 @@ describe('batch upsert of contacts', () => {
     assert.equal(stored.rows[0]!.body, '', 'the stored answer itself is erased');
   });
 
+  test('crossed by other writers on every attempt: 503 with Retry-After, nothing written, the key still free', async () => {
+    // A trigger of this run's database stands for writers that cross the batch each time it runs:
+    // every insert of this external id is rolled back as a serialization failure.
+    const crossed = ext('crossed');
+    const fresh = ext('fresh');
+    await server.db.exec(`
+      CREATE FUNCTION test_always_crossed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'crossed' USING ERRCODE = 'serialization_failure'; END $$;
+      CREATE TRIGGER test_always_crossed BEFORE INSERT ON contacts FOR EACH ROW
+        WHEN (NEW.external_id = '${crossed}') EXECUTE FUNCTION test_always_crossed();`);
+    const key = idem();
+    try {
+      const r = await batch(
+        [
+          { external_id: fresh, name: 'Fresh' },
+          { external_id: crossed, name: 'Crossed' },
+        ],
+        key,
+      );
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.json.error.code, 'service_unavailable');
+      assert.equal(r.headers.get('retry-after'), '1');
+      assert.match(r.json.error.message, /nothing was written/);
+    } finally {
+      await server.db.exec('DROP TRIGGER test_always_crossed ON contacts; DROP FUNCTION test_always_crossed()');
+    }
+    const { rows } = await server.db.query(
+      'SELECT 1 FROM contacts WHERE workspace_id = $1 AND external_id = ANY($2::text[])',
+      [w.id, [fresh, crossed]],
+    );
+    assert.equal(rows.length, 0, 'nothing written');
+    const again = await batch(
+      [
+        { external_id: fresh, name: 'Fresh' },
+        { external_id: crossed, name: 'Crossed' },
+      ],
+      key,
+    );
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.json.counts, { created: 2, updated: 0, unchanged: 0, invalid: 0 });
+  });
+
   test('the scope is contacts:write; the operation is v2 only; a batch counts one request per 10 items', async () => {
     const reader = await w.newKey(['contacts:read']);
     const refused = await batch([{ external_id: ext(), name: 'x' }], idem(), reader.key);

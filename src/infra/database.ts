@@ -104,6 +104,15 @@ export function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * Whether PostgreSQL rolled the transaction back whole to break a deadlock or a serialization
+ * conflict (SQLSTATE 40P01, 40001): nothing of it was written, and it can run again.
+ */
+export function isRolledBackConflict(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+}
+
 /** Attempts in all before a deadlock or serialization conflict reaches the caller. */
 const CONFLICT_ATTEMPTS = 5;
 /** The wait before the second attempt; it doubles for each one after (with ±50% jitter). */
@@ -124,8 +133,7 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
     try {
       return await attempt();
     } catch (err) {
-      const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-      if (n >= CONFLICT_ATTEMPTS || (code !== '40P01' && code !== '40001')) throw err;
+      if (n >= CONFLICT_ATTEMPTS || !isRolledBackConflict(err)) throw err;
     }
     const waitMs = CONFLICT_BACKOFF_MS * 2 ** (n - 1) * (0.5 + Math.random());
     await new Promise((resolve) => setTimeout(resolve, waitMs));

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { isStoreUnavailable } from '../infra/database.js';
+import { isRolledBackConflict, isStoreUnavailable } from '../infra/database.js';
 import { lingerAfterRefusal } from '../http/lingering-close.js';
 import { requestBytes } from '../http/request-size.js';
 import { ApiError, clipName } from '../shared/errors.js';
@@ -144,6 +144,15 @@ function toApiError(err: FastifyError, method: string): ApiError {
   if (err.statusCode === 413) return new ApiError('payload_too_large');
   if (err.statusCode === 415) return new ApiError('unsupported_media_type');
   if (isStoreUnavailable(err)) return new ApiError('service_unavailable', { retryAfter: 2 });
+  // Crossed by other writers of the workspace on every attempt (retryingConflicts): nothing was
+  // written, and the request may be sent again as it is.
+  if (isRolledBackConflict(err)) {
+    return new ApiError('service_unavailable', {
+      retryAfter: 1,
+      message:
+        'Other writes to this workspace crossed this request each time it was run; nothing was written. Retry after the time in Retry-After.',
+    });
+  }
   // SQLSTATE class 22, data exception: a value the validator let through that PostgreSQL cannot
   // hold (a NUL character, a date beyond its range, an offset beyond ±15:59).
   if (typeof err.code === 'string' && /^22[0-9A-Z]{3}$/.test(err.code)) return outOfRange(method);
