@@ -359,8 +359,10 @@ describe('retention', () => {
     );
     assert.equal(gone.size, 3 + 1 + 10);
 
-    const purged = await eventsRepository.purgeOlderThan(feedServer().db, 30);
-    assert.ok(purged >= gone.size, `purged ${purged}`);
+    // Every server's housekeeping runs the same purge as it starts, over the whole database: one
+    // started by another test file meanwhile may delete these events first, so what is checked is
+    // what is left, not the count this call answers.
+    await eventsRepository.purgeOlderThan(feedServer().db, 30);
     const afterPurge = await feed(w);
     assert.deepEqual(ids(afterPurge), ids(initial.filter((e) => !gone.has(e.id))));
     assert.deepEqual(
