@@ -98,28 +98,25 @@ export const BATCH_LOCK = `SELECT c.* FROM (SELECT DISTINCT unnest($2::text[]) A
   LATERAL (SELECT ${CONTACT_COLUMNS} FROM contacts
             WHERE workspace_id = $1 AND external_id = wanted.external_id FOR UPDATE) c`;
 
-// A run of created items of a batch upsert ($2 their external ids, then one array per writable
-// column), in item order. The batch took each id's lock and found no contact for it; a writer that
-// creates contacts without those locks (plain SQL) may have created one since: it is skipped here,
-// and contacts_batch_created (db/code/08_contacts_external_id.sql) fails the transaction with a
-// serialization failure, which the service retries whole; the retry finds the contact.
-const BATCH_CREATE = `WITH created AS (
-    INSERT INTO contacts (workspace_id, external_id, ${WRITABLE_COLUMNS})
+// The rows of a run of a batch upsert's items, in item order: $2 their external ids, then one
+// array per writable column.
+const BATCH_ROWS = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
     SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
       FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
            WITH ORDINALITY AS i(external_id, ${WRITABLE_COLUMNS}, ord)
-     ORDER BY i.ord
+     ORDER BY i.ord`;
+
+// A run of created items. The batch took each id's lock and found no contact for it; a writer that
+// creates contacts without those locks (plain SQL) may have created one since: it is skipped here,
+// and contacts_batch_created (db/code/08_contacts_external_id.sql) fails the transaction with a
+// serialization failure, which the service retries whole; the retry finds the contact.
+const BATCH_CREATE = `WITH created AS (${BATCH_ROWS}
     ON CONFLICT (workspace_id, external_id) DO NOTHING
     RETURNING 1)
   SELECT contacts_batch_created((SELECT count(*) FROM created), cardinality($2::text[]))`;
 
-// A run of updated items ($2 their external ids, then one array per writable column): each
-// contact, locked by the batch, gets every writable value, in item order.
-const BATCH_UPDATE = `INSERT INTO contacts AS c (workspace_id, external_id, ${WRITABLE_COLUMNS})
-  SELECT $1, i.external_id, ${WRITABLE_CONTACT_FIELDS.map((f) => `i.${f}`).join(', ')}
-    FROM unnest($2::text[], ${WRITABLE_CONTACT_FIELDS.map((_, n) => `$${n + 3}::text[]`).join(', ')})
-         WITH ORDINALITY AS i(external_id, ${WRITABLE_COLUMNS}, ord)
-   ORDER BY i.ord
+// A run of updated items: each contact, locked by the batch, gets every writable value.
+const BATCH_UPDATE = `${BATCH_ROWS}
   ON CONFLICT (workspace_id, external_id) DO UPDATE
     SET ${WRITABLE_CONTACT_FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}`;
 
