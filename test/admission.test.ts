@@ -273,6 +273,32 @@ describe(`the cost of a request against the rate limit (${STORE})`, () => {
   });
 });
 
+describe(`a request refused for the rest of its cost (${STORE})`, () => {
+  test('a batch sent again after the Retry-After of its refusal passes, though its arrival counts again', async () => {
+    // 60 a minute: a request every second, so whole-second Retry-After values are not rounded
+    // up past the wait.
+    const ws = await server.workspace({ scopes: ['contacts:read', 'contacts:write'], rateLimitPerMinute: 60 });
+    for (let i = 0; i < 60; i++) {
+      const read = await server.request('GET', '/v2/contacts?limit=1', { key: ws.key });
+      assert.equal(read.status, 200, `read ${i}: ${read.text}`);
+    }
+    // 20 items: two requests of the quota, one counted on arrival and one once the body is read.
+    const items = Array.from({ length: 20 }, (_, i) => ({ external_id: `rest-${i}`, name: `Rest ${i}` }));
+    const key = idem();
+    const answers: string[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const r = await server.request('POST', '/v2/contacts/batch/upsert', { key: ws.key, idem: key, body: { items } });
+      answers.push(`${r.status} Retry-After ${r.headers.get('retry-after')}`);
+      if (r.status !== 429) break;
+      assert.equal(r.json.error.code, 'rate_limit_exceeded', r.text);
+      await sleep(Number(r.headers.get('retry-after')) * 1_000 + 50);
+    }
+    // Refused on arrival at most once, then at most once for the rest; the next attempt passes.
+    assert.equal(answers.at(-1)?.slice(0, 3), '200', answers.join(', '));
+    assert.ok(answers.length <= 3, answers.join(', '));
+  });
+});
+
 describe('what saturates a process, and who is shed then', () => {
   const settings = { maxInFlight: 100, maxEventLoopDelayMs: 50, maxPoolWaiting: 8 };
 

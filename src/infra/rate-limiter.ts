@@ -38,6 +38,17 @@ export class RateLimiter {
   }
 
   /**
+   * The rest of a request's cost, `rest`, once `counted` of it was taken on arrival. A refusal's
+   * wait covers the whole cost: the request sent again spends its arrival count first, and with a
+   * wait for the rest alone it would arrive that count short every time.
+   */
+  async consumeRest(bucket: string, limit: number, rest: number, counted: number): Promise<RateLimitDecision> {
+    const d = await this.consume(bucket, limit, rest);
+    if (d.allowed) return d;
+    return { ...d, retryAfterMs: d.retryAfterMs + (counted * RATE_LIMIT_WINDOW_MS) / limit };
+  }
+
+  /**
    * As `consume`, and when the quota allows the request, takes `place` in the same step: `placed`
    * says whether it was free (null when the quota refused the request, or no place was asked for).
    * A place taken is given back with `release`.

@@ -247,7 +247,12 @@ export default fp<GuardOptions>(
       const extra = requestCost(request, principal.rateLimitPerMinute) - already;
       if (extra <= 0) return null;
       charged.set(request, already + extra);
-      const d = await opts.rateLimiter.consume(`key:${principal.quotaId}`, principal.rateLimitPerMinute, extra);
+      const d = await opts.rateLimiter.consumeRest(
+        `key:${principal.quotaId}`,
+        principal.rateLimitPerMinute,
+        extra,
+        already,
+      );
       applyRateLimitHeaders(reply, d);
       return d;
     };
