@@ -319,6 +319,33 @@ describe('batch upsert of contacts', () => {
     assert.deepEqual(fixed.json.counts, { created: 1, updated: 0, unchanged: 0, invalid: 0 });
   });
 
+  test('partial with every item invalid answers the 422 of all or nothing, an item past five problems counted', async () => {
+    // Six problems: five worded, one counted in more_errors. Then the same with a repeated
+    // external_id, a rule the schema cannot say.
+    const many = { email: 'x', phone: '1', whatsapp: '1', status: 'z', unknown_a: 1, unknown_b: 1 };
+    const dup = ext('dup');
+    for (const [items, unworded] of [
+      [[{ external_id: ext(), ...many }], 1],
+      [
+        [
+          { external_id: dup, ...many },
+          { external_id: dup, email: 'y' },
+        ],
+        2,
+      ],
+    ] as const) {
+      const all = await batch(items);
+      const part = await partial(items);
+      assert.equal(all.status, 422, all.text);
+      assert.equal(part.status, 422, part.text);
+      assert.deepEqual(part.json.error.details, all.json.error.details);
+      assert.equal(part.json.error.message, all.json.error.message);
+      const first = all.json.error.details.items[0];
+      assert.equal(first.errors.length, 5, all.text);
+      assert.equal(first.more_errors, unworded, all.text);
+    }
+  });
+
   test('partial: a body that is no batch is refused whole (mode, items, bounds), nothing written', async () => {
     const before = await contactCount();
     const cases: [unknown, string][] = [

@@ -222,25 +222,44 @@ export class ProblemReport {
     if (this.#listed.length < PROBLEM_LIMITS.listed) {
       this.#listed.push({ field: field === null ? null : clipName(field), message });
     }
-    // items/3/email: problem `email` of item 3 (read without a regular expression: a hostile body
-    // brings a problem per byte or two).
-    if (field === null || !field.startsWith('items/')) return;
+    const found = field === null ? undefined : this.#itemOf(field);
+    if (!found) return;
+    found.item.count += 1;
+    if (found.item.errors.length < PROBLEM_LIMITS.perItem) {
+      found.item.errors.push({ field: found.within === undefined ? null : clipName(found.within), message });
+    }
+  }
+
+  /** Counts `n` more problems of `field` that were found but not worded (a part's own check cut them). */
+  countUnworded(field: string, n: number): void {
+    if (n <= 0) return;
+    this.#count += n;
+    // Its item had a worded problem first: counted there already, or past PROBLEM_LIMITS.items.
+    const found = this.#itemOf(field, false);
+    if (found) found.item.count += n;
+  }
+
+  /**
+   * The batch item a problem's field names (items/3/email: problem `email` of item 3, read without
+   * a regular expression: a hostile body brings a problem per byte or two), made on its first
+   * problem when `create`; undefined for another field, or an item past PROBLEM_LIMITS.items.
+   */
+  #itemOf(field: string, create = true): { item: ItemProblems; within: string | undefined } | undefined {
+    if (!field.startsWith('items/')) return undefined;
     const slash = field.indexOf('/', 6);
     const digits = field.slice(6, slash === -1 ? undefined : slash);
-    if (!/^\d+$/.test(digits)) return;
+    if (!/^\d+$/.test(digits)) return undefined;
     const index = Number(digits);
     const within = slash === -1 || slash === field.length - 1 ? undefined : field.slice(slash + 1);
     let item = this.#items.get(index);
     if (!item) {
+      if (!create) return undefined;
       this.#badItems += 1;
-      if (this.#items.size >= PROBLEM_LIMITS.items) return;
+      if (this.#items.size >= PROBLEM_LIMITS.items) return undefined;
       item = { index, errors: [], count: 0 };
       this.#items.set(index, item);
     }
-    item.count += 1;
-    if (item.errors.length < PROBLEM_LIMITS.perItem) {
-      item.errors.push({ field: within === undefined ? null : clipName(within), message });
-    }
+    return { item, within };
   }
 
   /** The 422 of these problems; its details are cut at render time to the answer's byte budget. */

@@ -83,14 +83,15 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
     for (const index of indexes) add(index, [{ field: 'external_id', message }]);
   }
   for (const [index, entry] of problems) if (entry.count === 0) problems.delete(index);
-  // Only the schema was broken: refused, the body's check says it all (it names an item's
-  // property even when its name is empty, which an item's own check cannot tell from the item).
-  if (declared && (problems.size === 0 || (mode === 'all_or_nothing' && !ruleBroken))) throw declared;
-
   const valid = items.flatMap((item, index) =>
     problems.has(index) ? [] : [{ index, item: item as ContactBatchItemT }],
   );
-  if (problems.size > 0 && (mode === 'all_or_nothing' || valid.length === 0)) throw batchRefusal(problems);
+  // Partial with no valid item is refused as all or nothing is, with the same 422.
+  const refused = problems.size > 0 && (mode === 'all_or_nothing' || valid.length === 0);
+  // Only the schema was broken: refused, the body's check says it all (it names an item's
+  // property even when its name is empty, which an item's own check cannot tell from the item).
+  if (declared && (problems.size === 0 || (refused && !ruleBroken))) throw declared;
+  if (refused) throw batchRefusal(problems);
   const invalid = [...problems].map(([index, { errors, count }]): ContactBatchInvalidT => {
     const externalId = (items[index] as { external_id?: unknown } | null)?.external_id;
     const shown = errors.slice(0, PROBLEM_LIMITS.perItem);
@@ -127,12 +128,16 @@ const listOf = (indexes: readonly number[]) =>
       : `${indexes.slice(0, -1).join(', ')} and ${indexes.at(-1)}`;
 const LISTED_PLACES = 10;
 
-/** The 422 of a batch: every item's problems, under items/<index>/. */
-function batchRefusal(problems: ReadonlyMap<number, { errors: BodyProblem[] }>): ApiError {
+/**
+ * The 422 of a batch: every item's problems, under items/<index>/, with those an item's own check
+ * found but did not word (past PROBLEM_LIMITS.perItem) counted in its more_errors.
+ */
+function batchRefusal(problems: ReadonlyMap<number, { errors: BodyProblem[]; count: number }>): ApiError {
   const report = new ProblemReport();
-  for (const [index, { errors }] of [...problems].sort(([a], [b]) => a - b)) {
+  for (const [index, { errors, count }] of [...problems].sort(([a], [b]) => a - b)) {
     for (const { field, message } of errors)
       report.add(field === null ? `items/${index}` : `items/${index}/${field}`, message);
+    report.countUnworded(`items/${index}`, count - errors.length);
   }
   return report.toError();
 }
