@@ -334,8 +334,8 @@ describe('batch upsert of contacts', () => {
         2,
       ],
     ] as const) {
-      const all = await batch(items);
-      const part = await partial(items);
+      const all = await batch([...items]);
+      const part = await partial([...items]);
       assert.equal(all.status, 422, all.text);
       assert.equal(part.status, 422, part.text);
       assert.deepEqual(part.json.error.details, all.json.error.details);
