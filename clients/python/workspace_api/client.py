@@ -651,8 +651,9 @@ class V2Api(_Version):
         :func:`read_contacts_csv`) is reported as the line of row i.
 
         Each request has its own ``Idempotency-Key``: a random one, or ``f"{idempotency_key}:{n}"``
-        for the n-th, so rerunning an interrupted import with the same key replays the requests
-        already made. An error that is not about rows (401, 403, a 429 past the retries) stops the
+        for the n-th (``idempotency_key``: 6 to 100 visible ASCII characters, else ``ValueError``
+        before anything is sent), so rerunning an interrupted import with the same key replays the
+        requests already made. An error that is not about rows (401, 403, a 429 past the retries) stops the
         import and is raised.
         """
         return import_contacts(self, rows, lines=lines, idempotency_key=idempotency_key)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 
 #: rows per request: the service's bound for a batch
 CHUNK = 100
+
+#: an import's Idempotency-Key: each request's key is it plus ":<n>" (and ".rest" for rows sent
+#: again), which the service takes from 8 to 128 visible ASCII characters
+IMPORT_KEY = re.compile(r"[\x21-\x7e]{6,100}\Z")
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,11 @@ def import_contacts(
     idempotency_key: Optional[str] = None,
 ) -> ImportReport:
     """See :meth:`V2Api.import_contacts`."""
+    if idempotency_key is not None and not IMPORT_KEY.match(idempotency_key):
+        raise ValueError(
+            "idempotency_key must be 6 to 100 visible ASCII characters (each request's key is it plus"
+            f' ":<n>"), not {idempotency_key!r}'
+        )
     report: List[Optional[ImportedRow]] = [None] * len(rows)
 
     def line_of(row: int) -> Optional[int]:
@@ -130,8 +140,12 @@ def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
     """Reads CSV (text, or a file opened with ``newline=""``) into rows keyed by the header's names,
     and the line each row starts on (1 is the header). Values are trimmed, and an empty one is left
     out of its row (an import does not clear a property it has no value for); blank lines are
-    skipped. Malformed CSV — a quoted field left open, which would swallow the rest of the file — is
-    a ``ValueError`` naming the line its record starts on."""
+    skipped, and so are lines holding only spaces. A value past the header's last column is kept
+    under ``column <n> (past the header)``, no property of a contact, so that the service refuses
+    its row and the report names its line, rather than the value being dropped unseen. Malformed
+    CSV — a quoted field left open, which would swallow the rest of the file, or anything but a comma
+    or the line's end after a closing quote — is a ``ValueError`` naming the line its record starts
+    on."""
     text = source if isinstance(source, str) else source.read()
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""), strict=True, skipinitialspace=True)
     header: Optional[List[str]] = None
@@ -144,15 +158,32 @@ def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
         except StopIteration:
             break
         except csv.Error as error:
+            if "expected after" in str(error):
+                raise ValueError(
+                    f"line {start}: a quoted field ends at its closing quote; only a comma or the line's end may"
+                    ' follow it (a " inside a quoted field is written "")'
+                ) from None
             raise ValueError(f"line {start}: {error} (is a quoted field not closed?)") from None
-        if not record or record == [""]:
+        if not record or (len(record) == 1 and record[0].strip() == ""):
             continue
         if header is None:
             header = [name.strip() for name in record]
             continue
-        rows.append({name: value.strip() for name, value in zip(header, record) if value.strip() != ""})
+        rows.append(
+            {
+                header[i] if i < len(header) else f"column {i + 1} (past the header)": value.strip()
+                for i, value in enumerate(record)
+                if value.strip() != ""
+            }
+        )
         lines.append(start)
     return rows, lines
+
+
+def _as_text(value: str) -> str:
+    """A cell a spreadsheet would run as a formula (=, +, -, @, or a tab or carriage return first),
+    led by a quote so that it is shown as text: an error CSV holds values its readers did not write."""
+    return f"'{value}" if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def problems_csv(report: ImportReport) -> str:
@@ -161,8 +192,11 @@ def problems_csv(report: ImportReport) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["line", "row", "external_id", "field", "message"])
     for p in report.problems:
+        external_id = _as_text(p.external_id or "")
         for e in p.errors:
-            writer.writerow([p.line or "", p.row, p.external_id or "", e.get("field") or "", e.get("message", "")])
+            writer.writerow(
+                [p.line or "", p.row, external_id, _as_text(e.get("field") or ""), _as_text(e.get("message", ""))]
+            )
         if p.more_errors:
-            writer.writerow([p.line or "", p.row, p.external_id or "", "", f"and {p.more_errors} more problems"])
+            writer.writerow([p.line or "", p.row, external_id, "", f"and {p.more_errors} more problems"])
     return out.getvalue()

@@ -52,8 +52,9 @@ export interface CsvRows {
  * problems. An external_id given by several rows makes every one of them invalid (which one is
  * meant is yours to say), and those rows are not sent. `lines[i]` (readContactsCsv gives them) is
  * reported as the line of row i. Each request carries its own Idempotency-Key,
- * `${idempotencyKey}:${n}` for the n-th when one is given, so rerunning an interrupted import with
- * the same key replays the requests already made. An error that is not about rows (a 401, a 403, a
+ * `${idempotencyKey}:${n}` for the n-th when one is given (6 to 100 visible ASCII characters, else a
+ * RangeError before anything is sent), so rerunning an interrupted import with the same key replays
+ * the requests already made. An error that is not about rows (a 401, a 403, a
  * 429 past the client's retries) stops the import and is thrown.
  */
 export async function importContacts(
@@ -61,6 +62,11 @@ export async function importContacts(
   rows: readonly Record<string, unknown>[],
   options: { lines?: readonly number[]; idempotencyKey?: string; signal?: AbortSignal } = {},
 ): Promise<ImportReport> {
+  if (options.idempotencyKey !== undefined && !IMPORT_KEY.test(options.idempotencyKey)) {
+    throw new RangeError(
+      `idempotencyKey must be 6 to 100 visible ASCII characters (each request's key is it plus ":<n>"), not ${JSON.stringify(options.idempotencyKey)}`,
+    );
+  }
   const report: ImportedRow[] = new Array<ImportedRow>(rows.length);
   const at = (row: number) => (options.lines?.[row] === undefined ? {} : { line: options.lines[row] });
   const sendable: number[] = [];
@@ -152,6 +158,12 @@ export async function importContacts(
   return { rows: report, problems: report.filter((r): r is InvalidRow => r.result === 'invalid'), counts };
 }
 
+/**
+ * An import's Idempotency-Key: each request's key is it plus ":<n>" (and ".rest" for rows sent
+ * again), which the service takes from 8 to 128 visible ASCII characters.
+ */
+const IMPORT_KEY = /^[\x21-\x7e]{6,100}$/;
+
 /** The external_id a row sent, when it sent a string. */
 function externalIdOf(row: Record<string, unknown> | undefined): string | null {
   return typeof row?.external_id === 'string' ? row.external_id : null;
@@ -174,11 +186,15 @@ export function readContactsCsv(text: string): CsvRows {
   let recordLine = 1;
   let quoteLine = 1;
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  /** set after a closing quote: only a comma or the line's end may follow */
+  let closed = false;
   const endRecord = () => {
     fields.push(field);
-    if (fields.length > 1 || fields[0] !== '') records.push({ fields, line: recordLine });
+    // A blank line (nothing, or spaces only) is no row.
+    if (fields.length > 1 || fields[0]!.trim() !== '') records.push({ fields, line: recordLine });
     fields = [];
     field = '';
+    closed = false;
   };
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
@@ -186,12 +202,18 @@ export function readContactsCsv(text: string): CsvRows {
       if (c === '"' && source[i + 1] === '"') {
         field += '"';
         i++;
-      } else if (c === '"') quoted = false;
-      else {
+      } else if (c === '"') {
+        quoted = false;
+        closed = true;
+      } else {
         // A line break inside quotes: \n, \r\n (counted at its \n) or a lone \r.
         if (c === '\n' || (c === '\r' && source[i + 1] !== '\n')) line++;
         field += c;
       }
+    } else if (closed && c !== ',' && c !== '\n' && c !== '\r') {
+      throw new SyntaxError(
+        `line ${line}: a quoted field ends at its closing quote; ${JSON.stringify(c)} follows it (a " inside a quoted field is written "")`,
+      );
     } else if (c === '"' && field.trim() === '') {
       quoted = true;
       quoteLine = line;
@@ -199,6 +221,7 @@ export function readContactsCsv(text: string): CsvRows {
     } else if (c === ',') {
       fields.push(field);
       field = '';
+      closed = false;
     } else if (c === '\n' || c === '\r') {
       if (c === '\r' && source[i + 1] === '\n') i++;
       endRecord();
@@ -214,9 +237,9 @@ export function readContactsCsv(text: string): CsvRows {
   return {
     rows: body.map(({ fields: values }) =>
       Object.fromEntries(
-        names.flatMap((name, i) => {
-          const value = values[i]?.trim();
-          return value ? [[name, value]] : [];
+        values.flatMap((raw, i) => {
+          const value = raw.trim();
+          return value ? [[names[i] ?? beyondHeader(i), value]] : [];
         }),
       ),
     ),
@@ -224,10 +247,23 @@ export function readContactsCsv(text: string): CsvRows {
   };
 }
 
+/**
+ * The name a value past the header's last column is kept under: no property of a contact, so the
+ * service refuses the row and the report names its line, rather than the value being dropped
+ * unseen (a comma left unquoted shifts a row's values).
+ */
+const beyondHeader = (i: number) => `column ${i + 1} (past the header)`;
+
+/**
+ * A cell a spreadsheet would run as a formula (=, +, -, @, or a tab or carriage return first), led
+ * by a quote so that it is shown as text: an error CSV holds values its readers did not write.
+ */
+const asText = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+
 /** A CSV of an import's problems, one line per problem: line, row, external_id, field, message. */
 export function problemsCsv(report: ImportReport): string {
   const cell = (value: string | number | null | undefined) => {
-    const text = value === undefined || value === null ? '' : String(value);
+    const text = value === undefined || value === null ? '' : typeof value === 'number' ? String(value) : asText(value);
     return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
   };
   const lines = ['line,row,external_id,field,message'];
