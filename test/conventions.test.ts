@@ -555,10 +555,23 @@ describe('logs', () => {
         const r = await logged.request('PUT', path, { key: w.key, body: { name: 'Ana' }, idem: idem() });
         assert.equal(r.status, status, path);
       }
+      // An e-mail address or a phone number sent where an id belongs, on paths no route takes.
+      for (const path of [
+        '/v2/contacts/ana.souza@example.com',
+        '/v2/contact/external/ana.souza%40example.com',
+        '/v2/contacts/+5511987654321/x',
+      ]) {
+        const r = await logged.request('GET', path, { key: w.key });
+        assert.ok(r.status === 400 || r.status === 404, `${path}: ${r.status}`);
+      }
     } finally {
       await logged.close();
     }
-    assert.doesNotMatch(lines.join('\n'), /ana\.souza/, 'no line carries the external id');
+    assert.doesNotMatch(
+      lines.join('\n'),
+      /ana\.souza|5511987654321/,
+      'no line carries the external id, e-mail or phone',
+    );
     const paths = lines
       .map((l) => JSON.parse(l) as { msg?: string; req?: { path?: string } })
       .filter((e) => e.msg === 'request completed')
@@ -571,6 +584,9 @@ describe('logs', () => {
       '/v2/contacts/external/[redacted]',
       '/v1/contacts//external/[redacted]',
       '/v1/contacts/external/[redacted]',
+      '/v2/contacts/[redacted]',
+      '/v2/contact/external/[redacted]',
+      '/v2/contacts/[redacted]/x',
     ]);
   });
 

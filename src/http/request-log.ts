@@ -2,8 +2,10 @@
 import type { FastifyServerOptions } from 'fastify';
 
 /**
- * Request log lines carry the path only, with anything shaped like an API key blotted out, and the
- * external id of an upsert too: the caller chooses it, and it may be an e-mail address.
+ * Request log lines carry the path only, with anything shaped like an API key blotted out, the
+ * external id of an upsert too (the caller chooses it, and it may be an e-mail address), and any
+ * segment shaped like an e-mail address or a phone number (a contact's e-mail sent where an id
+ * belongs, on a path no route takes).
  */
 export function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (!logger || typeof logger !== 'object') return logger;
@@ -21,13 +23,20 @@ const API_KEY_SHAPE = /wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi;
 // percent-encoded letters and repeated slashes, so the path is matched decoded.
 const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
 
-/** Whether a path may hold something to blot out: a key's prefix, an external id, or an escape. */
-const MAY_BLOT = /wsk_|external|%/i;
+/** A path segment holding an "@" (an e-mail address), or a "+" and digits (a phone number). */
+const PERSONAL_SEGMENT = /[^/]*@[^/]*|\+[0-9][^/]*/;
+const PERSONAL_SEGMENTS = new RegExp(PERSONAL_SEGMENT.source, 'g');
 
 /**
- * The path as sent, without its query; when it names an external id (decoded, the way the router
- * reads it), the path decoded with the id written as [redacted]. The dot of a key may come
- * percent-encoded (%2E).
+ * Whether a path may hold something to blot out: a key's prefix, an external id, an e-mail
+ * address, a phone number, or an escape.
+ */
+const MAY_BLOT = /wsk_|external|@|\+|%/i;
+
+/**
+ * The path as sent, without its query; when it names an external id, an e-mail address or a phone
+ * number (decoded, the way the router reads it), the path decoded with those written as
+ * [redacted]. The dot of a key may come percent-encoded (%2E).
  */
 function loggedPath(url: string): string {
   const query = url.indexOf('?');
@@ -41,6 +50,10 @@ function loggedPath(url: string): string {
       // Not decodable: the router refuses it too; matched as sent.
     }
   }
-  const path = EXTERNAL_ID_TAIL.test(decoded) ? decoded.replace(EXTERNAL_ID_TAIL, '$1[redacted]') : raw;
-  return path.replace(API_KEY_SHAPE, 'wsk_[redacted]');
+  const path = EXTERNAL_ID_TAIL.test(decoded)
+    ? decoded.replace(EXTERNAL_ID_TAIL, '$1[redacted]')
+    : PERSONAL_SEGMENT.test(decoded)
+      ? decoded
+      : raw;
+  return path.replace(PERSONAL_SEGMENTS, '[redacted]').replace(API_KEY_SHAPE, 'wsk_[redacted]');
 }
