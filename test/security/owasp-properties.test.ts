@@ -196,7 +196,7 @@ describe('API3 broken object property level authorization: no mass assignment, n
     assert.deepEqual(problems, []);
   });
 
-  test('error answers never echo a value that was sent', async () => {
+  test('error answers never echo a property or query value that was sent', async () => {
     const echo = `echo${randomUUID().replace(/-/g, '')}`;
     const problems: string[] = [];
     const writes = ops.filter(writesResource);

@@ -728,8 +728,8 @@ export function repeatedExternalIds(items: readonly { external_id: string }[]): 
  * it too; across requests the later item would silently win. Each request carries its own
  * Idempotency-Key: `${idempotencyKey}:${n}` for the n-th request when one is given (so a rerun of
  * the same import with the same key replays what was written and continues), otherwise a new one.
- * A request is one request against the key's rate limit; 429s are waited out by the client's
- * retries.
+ * A request of 100 items counts as ten requests against the key's rate limit (one per 10 items
+ * started); 429s are waited out by the client's retries.
  */
 export async function batchUpsertContacts(
   v2: V2Client,
