@@ -120,10 +120,20 @@ describe('GET /v2/contacts lookups', () => {
     assert.equal(tooMany.json.error.code, 'invalid_query_parameter');
     assert.equal(tooMany.json.error.details.parameter, 'external_id');
     assert.ok(tooMany.text.length < 2_000, `the error does not echo the values: ${tooMany.text.length} bytes`);
+    assert.match(tooMany.json.error.message, /^external_id must be 1 to 100 comma-separated values, each matching \^/);
     for (const bad of ['', ',', 'a,,b', 'a,', '-a']) {
       const r = await list(`external_id=${encodeURIComponent(bad)}`);
       assert.equal(r.status, 400, `external_id=${bad}: ${r.text}`);
+      assert.match(r.json.error.message, /^external_id must be 1 to 100 comma-separated values/);
     }
+    // Given twice: one parameter takes the list.
+    const twice = await list('external_id=a1&external_id=a2');
+    assert.equal(twice.status, 400, twice.text);
+    assert.match(
+      twice.json.error.message,
+      /^external_id is given 2 times; give it once \(external_id must be 1 to 100 comma-separated values/,
+    );
+    assert.equal(twice.json.error.details.parameter, 'external_id');
   });
 
   test('updated_after with a lookup: only the changes of those contacts after the instant', async () => {

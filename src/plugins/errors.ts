@@ -170,6 +170,8 @@ export interface ParamSchema {
   pattern?: string;
   format?: string;
   enum?: unknown[];
+  /** a list of values in one parameter: at most `maxValues`, each matching `value` */
+  'x-comma-separated'?: { maxValues: number; value: string };
 }
 
 /** "limit must be an integer from 1 to 100", written from the parameter's own schema. */
@@ -182,6 +184,8 @@ export function describeRule(name: string, schema: ParamSchema | undefined): str
   if (schema.type === 'boolean') return `${name} must be true or false`;
   if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time, e.g. 2026-11-22T06:05:43.123Z`;
   if (schema.format === 'uuid') return `${name} must be a UUID`;
+  const list = schema['x-comma-separated'];
+  if (list) return `${name} must be 1 to ${list.maxValues} comma-separated values, each matching ${list.value}`;
   // An empty value breaks a minimum length of 1 or a pattern: the rule says both bounds then.
   const length = schema.minLength
     ? `${schema.minLength} to ${schema.maxLength ?? 'any number of'} characters`
@@ -197,7 +201,13 @@ function fromValidation(context: ValidationContext, errors: ErrorObject[]): ApiE
   const first = errors[0];
   const name = first ? clipName(parameterName(first)) : 'parameter';
   const unknown = first?.keyword === 'additionalProperties';
-  const message = unknown ? `Unknown parameter ${name}.` : `${describeRule(name, first?.parentSchema as ParamSchema)}.`;
+  // A query parameter given more than once arrives as a list of its values.
+  const repeated = first?.keyword === 'type' && Array.isArray(first.data) ? first.data.length : 0;
+  const message = unknown
+    ? `Unknown parameter ${name}.`
+    : repeated
+      ? `${name} is given ${repeated} times; give it once (${describeRule(name, first?.parentSchema as ParamSchema)}).`
+      : `${describeRule(name, first?.parentSchema as ParamSchema)}.`;
   switch (context) {
     case 'querystring':
       return new ApiError('invalid_query_parameter', { message, details: { parameter: name } });

@@ -130,12 +130,17 @@ export const ContactListQuery = Type.Object(
 /** The most values a lookup filter of the contact list takes (a chunk of a sync, as a batch). */
 export const LOOKUP_MAX_VALUES = 100;
 
-/** A comma-separated list of 1 to LOOKUP_MAX_VALUES values, each matching `one` (a regex without anchors). */
+/**
+ * A comma-separated list of 1 to LOOKUP_MAX_VALUES values, each matching `one` (a regex without
+ * anchors). `x-comma-separated` says so to the error messages (src/plugins/errors.ts describeRule)
+ * and to readers of the interface description.
+ */
 const commaList = (one: string, maxLength: number, description: string) =>
   Type.String({
     minLength: 1,
     maxLength: LOOKUP_MAX_VALUES * (maxLength + 1),
     pattern: `^${one}(,${one}){0,${LOOKUP_MAX_VALUES - 1}}$`,
+    'x-comma-separated': { maxValues: LOOKUP_MAX_VALUES, value: `^${one}$` },
     description,
   });
 
