@@ -399,4 +399,23 @@ describe('a refused quota is answered from memory until its Retry-After', () => 
     assert.equal(takes, 602);
     await limiter.close();
   });
+
+  test('a larger cost refused from memory waits for all of it, as the store would say', async () => {
+    const store = new MemoryAdmissionStore();
+    const limiter = new RateLimiter(store);
+    // What the store answers, without the memory of another limiter.
+    const fromStore = new RateLimiter(store);
+    // 60 a minute: one a second.
+    for (let i = 0; i < 60; i++) assert.equal((await limiter.consume('key:m', 60)).allowed, true);
+    assert.equal((await limiter.consume('key:m', 60)).allowed, false, 'a single request refused: remembered');
+    const remembered = await limiter.consume('key:m', 60, 9);
+    const asked = await fromStore.consume('key:m', 60, 9);
+    assert.equal(remembered.allowed, false);
+    assert.equal(asked.allowed, false);
+    assert.ok(
+      Math.abs(remembered.retryAfterMs - asked.retryAfterMs) < 50,
+      `from memory ${remembered.retryAfterMs} ms, from the store ${asked.retryAfterMs} ms`,
+    );
+    await limiter.close();
+  });
 });

@@ -63,21 +63,24 @@ export class RateLimiter {
     // processes configured with other quotas (or a key whose quota was changed) never share one.
     const name = `${bucket}/${limit}`;
     const now = Date.now();
+    const take = { bucket: name, limit, windowMs: RATE_LIMIT_WINDOW_MS, cost: Math.min(cost, limit) };
     const refused = this.#refusedUntil.get(name);
     if (refused && refused.untilMs > now) {
+      // The remembered wait is a single request's; each further request of the cost comes back
+      // one interval later.
+      const interval = RATE_LIMIT_WINDOW_MS / limit;
       return {
         decision: {
           allowed: false,
           limit,
           remaining: 0,
           resetAtMs: refused.resetAtMs,
-          retryAfterMs: refused.untilMs - now,
+          retryAfterMs: refused.untilMs - now + (take.cost - 1) * interval,
         },
         placed: null,
       };
     }
     if (refused) this.#refusedUntil.delete(name);
-    const take = { bucket: name, limit, windowMs: RATE_LIMIT_WINDOW_MS, cost: Math.min(cost, limit) };
     const { count: s, placed } = await this.#store.admit(take, place);
     // Only the refusal of a single request says when every request passes again.
     if (!s.allowed && cost === 1) {
