@@ -14,6 +14,7 @@ import { accountEveryAnswer, logEachArrival } from './http/request-accounting.js
 import { requestIds } from './http/request-ids.js';
 import { consistencyPositions } from './http/consistency.js';
 import { serverOptions } from './http/server-options.js';
+import { routeWordsOf } from './http/request-log.js';
 import { useStrictValidators } from './http/validators.js';
 import { healthRoutes } from './api/health.js';
 import { v1 } from './api/v1.js';
@@ -45,8 +46,10 @@ export async function buildApp(
   // connections that would otherwise stay open after their last request.
   let closing = false;
 
+  // The words of the routes: what a log line may show of a path (http/request-log.ts).
+  const routeWords = new Set<string>();
   const app = Fastify({
-    ...serverOptions(config, options.logger ?? { level: config.logLevel }, nextRequestId),
+    ...serverOptions(config, options.logger ?? { level: config.logLevel }, nextRequestId, routeWords),
     ...earlyRefusals({
       requestIds: nextRequestId,
       rateLimitOf: (address) => services.rateLimiter.consume(`ip:${address}`, limitPerMinute),
@@ -55,6 +58,7 @@ export async function buildApp(
     }),
   });
   useStrictValidators(app);
+  routeWordsOf(app, routeWords);
 
   logEachArrival(app);
   // Connections reading the rest of a refused body: cut at shutdown rather than waited for.

@@ -555,11 +555,16 @@ describe('logs', () => {
         const r = await logged.request('PUT', path, { key: w.key, body: { name: 'Ana' }, idem: idem() });
         assert.equal(r.status, status, path);
       }
-      // An e-mail address or a phone number sent where an id belongs, on paths no route takes.
+      // An e-mail address or a phone number sent where an id belongs, plain, encoded once or twice
+      // (the router decodes once), and on paths no route takes.
       for (const path of [
         '/v2/contacts/ana.souza@example.com',
         '/v2/contact/external/ana.souza%40example.com',
         '/v2/contacts/+5511987654321/x',
+        '/v2/contacts/ana.souza%2540example.com',
+        '/v2/contacts/%252B5511987654321',
+        '/v2/contacts/%2B%2055%2011%2098765-4321',
+        '/v2/contacts/5511987654321',
       ]) {
         const r = await logged.request('GET', path, { key: w.key });
         assert.ok(r.status === 400 || r.status === 404, `${path}: ${r.status}`);
@@ -569,7 +574,7 @@ describe('logs', () => {
     }
     assert.doesNotMatch(
       lines.join('\n'),
-      /ana\.souza|5511987654321/,
+      /ana\.souza|5511987654321|98765-4321/,
       'no line carries the external id, e-mail or phone',
     );
     const paths = lines
@@ -585,8 +590,12 @@ describe('logs', () => {
       '/v1/contacts//external/[redacted]',
       '/v1/contacts/external/[redacted]',
       '/v2/contacts/[redacted]',
-      '/v2/contact/external/[redacted]',
-      '/v2/contacts/[redacted]/x',
+      '/v2/[redacted]/external/[redacted]',
+      '/v2/contacts/[redacted]/[redacted]',
+      '/v2/contacts/[redacted]',
+      '/v2/contacts/[redacted]',
+      '/v2/contacts/[redacted]',
+      '/v2/contacts/[redacted]',
     ]);
   });
 
@@ -651,7 +660,7 @@ describe('logs', () => {
         ['GET', '/v1/nope', { key }],
         ['GET', '/v1/contacts', { key }],
         ['GET', '/v1/contacts', { key }], // the 7th request of a 6/min key: 429
-        // The key in the path, its dot percent-encoded: the path is logged as sent.
+        // The key in the path, its dot percent-encoded: not a word of a route, so written as [redacted].
         ['GET', `/v1/contacts/${key.replace('.', '%2E')}`, { key }],
       ];
       const statuses: number[] = [];

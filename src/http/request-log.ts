@@ -1,59 +1,67 @@
-// What a request's log line may say of it: the path, with API keys and external ids blotted out.
-import type { FastifyServerOptions } from 'fastify';
+// What a request's log line may say of it: the path, with every segment that is not a word of the
+// service's routes or an id written as [redacted].
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 /**
- * Request log lines carry the path only, with anything shaped like an API key blotted out, the
- * external id of an upsert too (the caller chooses it, and it may be an e-mail address), and any
- * segment shaped like an e-mail address or a phone number (a contact's e-mail sent where an id
- * belongs, on a path no route takes).
+ * Request log lines carry the path only, and of it only what the service itself wrote: the words of
+ * its routes, and UUIDs (the ids it gives). Every other segment is the caller's and may be
+ * anything: an upsert's external id (which may be an e-mail address, and may hold "/"), a
+ * contact's e-mail or phone number sent where an id belongs, an API key, a typo. Those are written
+ * as [redacted]. `routeWords` fills as the routes are declared (routeWordsOf).
  */
-export function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+export function withSafeSerializers(
+  logger: FastifyServerOptions['logger'],
+  routeWords: ReadonlySet<string>,
+): FastifyServerOptions['logger'] {
   if (!logger || typeof logger !== 'object') return logger;
   const req = (r: { method: string; url: string; ip?: string }) => ({
     method: r.method,
-    path: loggedPath(r.url),
+    path: loggedPath(r.url, routeWords),
     remoteAddress: r.ip,
   });
   const serializers = (logger as { serializers?: Record<string, unknown> }).serializers;
   return { ...logger, serializers: { ...serializers, req } };
 }
 
-const API_KEY_SHAPE = /wsk_[0-9A-Za-z]+(?:\.|%2e)[0-9A-Za-z]+/gi;
-// Everything after /contacts/external/ is the id (it may hold "/"); the router also takes
-// percent-encoded letters and repeated slashes, so the path is matched decoded.
-const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/is;
+/** Gathers into `words` the literal segments of every route declared on `app` from now on. */
+export function routeWordsOf(app: FastifyInstance, words: Set<string>): void {
+  app.addHook('onRoute', (route) => {
+    for (const segment of route.url.split('/')) {
+      if (segment !== '' && !segment.startsWith(':') && !segment.includes('*')) words.add(segment);
+    }
+  });
+}
 
-/** A path segment holding an "@" (an e-mail address), or a "+" and digits (a phone number). */
-const PERSONAL_SEGMENT = /[^/]*@[^/]*|\+[0-9][^/]*/;
-const PERSONAL_SEGMENTS = new RegExp(PERSONAL_SEGMENT.source, 'g');
+const REDACTED = '[redacted]';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// Everything after /contacts/external/ is the id (it may hold "/"); the router also takes repeated
+// slashes.
+const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/s;
 
 /**
- * Whether a path may hold something to blot out: a key's prefix, an external id, an e-mail
- * address, a phone number, or an escape.
+ * The path as sent, without its query, when every segment is a route word or a UUID; otherwise the
+ * path decoded (the way the router reads it: a route word may come percent-encoded, and so may a
+ * "/" or an "@") with every other segment, and an external id whole, written as [redacted].
  */
-const MAY_BLOT = /wsk_|external|@|\+|%/i;
-
-/**
- * The path as sent, without its query; when it names an external id, an e-mail address or a phone
- * number (decoded, the way the router reads it), the path decoded with those written as
- * [redacted]. The dot of a key may come percent-encoded (%2E).
- */
-function loggedPath(url: string): string {
+function loggedPath(url: string, routeWords: ReadonlySet<string>): string {
   const query = url.indexOf('?');
   const raw = query === -1 ? url : url.slice(0, query);
-  if (!MAY_BLOT.test(raw)) return raw;
   let decoded = raw;
   if (raw.includes('%')) {
     try {
       decoded = decodeURIComponent(raw);
     } catch {
-      // Not decodable: the router refuses it too; matched as sent.
+      // Not decodable: the router refuses it too; every segment that is not a word is redacted.
     }
   }
-  const path = EXTERNAL_ID_TAIL.test(decoded)
-    ? decoded.replace(EXTERNAL_ID_TAIL, '$1[redacted]')
-    : PERSONAL_SEGMENT.test(decoded)
-      ? decoded
-      : raw;
-  return path.replace(PERSONAL_SEGMENTS, '[redacted]').replace(API_KEY_SHAPE, 'wsk_[redacted]');
+  if (EXTERNAL_ID_TAIL.test(decoded)) decoded = decoded.replace(EXTERNAL_ID_TAIL, `$1${REDACTED}`);
+  const segments = decoded.split('/');
+  let changed = decoded !== raw;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (segment === '' || segment === REDACTED || routeWords.has(segment) || UUID.test(segment)) continue;
+    segments[i] = REDACTED;
+    changed = true;
+  }
+  return changed ? segments.join('/') : raw;
 }

@@ -11,10 +11,11 @@ export function serverOptions(
   config: Config,
   logger: FastifyServerOptions['logger'],
   requestIds: () => string,
+  routeWords: ReadonlySet<string>,
 ): FastifyHttpOptions<Server> {
   const timeouts = serverTimeouts(config.timeouts);
   return {
-    logger: withSafeSerializers(logger),
+    logger: withSafeSerializers(logger, routeWords),
     // One line per request, written when it is answered (src/http/request-accounting.ts), instead of
     // Fastify's two: it carries what both did, and costs one serialization and one write.
     logController: new LogController({ disableRequestLogging: true }),
