@@ -78,6 +78,30 @@ describe('the clients read a CSV alike', () => {
     }
   });
 
+  test('a quote after a tab is part of the value in both; a field spanning lines is named by its first line', () => {
+    const tab = readBoth('external_id,name\na,\t"x,y"\n');
+    assert.deepEqual(tab.ts, {
+      rows: [{ external_id: 'a', name: '"x', 'column 3 (past the header)': 'y"' }],
+      lines: [2],
+    });
+    assert.deepEqual(tab.py, tab.ts);
+    const { ts, py } = readBoth('external_id,name\na,Bo\nb,"two\nlines"x\n');
+    assert.match((ts as { error: string }).error, /^line 3: a quoted field ends at its closing quote/);
+    assert.match((py as { error: string }).error, /^line 3: a quoted field ends at its closing quote/);
+  });
+
+  test('a header naming a column twice is refused; an empty name is named by its column', () => {
+    const twice = readBoth('external_id,name,name\na,First,Second\n');
+    assert.equal((twice.ts as { error: string }).error, 'line 1: the header names "name" twice; each column once');
+    assert.deepEqual(twice.py, twice.ts);
+    const empty = readBoth('external_id,,name\na,lost?,Bo\n');
+    assert.deepEqual(empty.ts, {
+      rows: [{ external_id: 'a', 'column 2 (no name in the header)': 'lost?', name: 'Bo' }],
+      lines: [2],
+    });
+    assert.deepEqual(empty.py, empty.ts);
+  });
+
   test('a quoted field left open is refused by both, naming the line it opened on', () => {
     const { ts, py } = readBoth('external_id,name\nun-1,Bo\nun-2,"Ana,ana@example.com\nun-3,Cy\n');
     assert.match((ts as { error: string }).error, /^line 3: /);

@@ -343,6 +343,8 @@ describe('batch upsert of contacts', () => {
       const first = all.json.error.details.items[0];
       assert.equal(first.errors.length, 5, all.text);
       assert.equal(first.more_errors, unworded, all.text);
+      // A repeated external_id is named whatever else is wrong with the item.
+      if (items.length > 1) assert.match(first.errors[0].message, /^2 items send this external_id/, all.text);
     }
   });
 

@@ -73,9 +73,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     // What went wrong, in one line: the service's refusal (a key without contacts:write, a reused
     // --idempotency-key), a CSV that cannot be read, a file that is not there, a key too short.
     const text =
-      error instanceof WorkspaceApiError || error instanceof SyntaxError || error instanceof RangeError
+      error instanceof WorkspaceApiError || error instanceof SyntaxError
         ? String(error)
-        : null;
+        : error instanceof RangeError
+          ? String(error).replace('idempotencyKey', '--idempotency-key')
+          : null;
     const code = (error as NodeJS.ErrnoException).code;
     process.stderr.write(`import failed: ${text ?? (code ? `${code}: ${(error as Error).message}` : String(error))}\n`);
     if (error instanceof WorkspaceApiError && error.code === 'idempotency_key_reused') {

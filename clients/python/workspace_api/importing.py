@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -167,7 +168,7 @@ def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
         if not record or (len(record) == 1 and record[0].strip() == ""):
             continue
         if header is None:
-            header = [name.strip() for name in record]
+            header = _header_names(record, start)
             continue
         rows.append(
             {
@@ -178,6 +179,16 @@ def read_contacts_csv(source: Any) -> Tuple[List[Dict[str, str]], List[int]]:
         )
         lines.append(start)
     return rows, lines
+
+
+def _header_names(record: List[str], line: int) -> List[str]:
+    """The header's names, trimmed; an empty one named by its column, so that a value under it is
+    reported as such. A name given twice is a ``ValueError``: one of its columns would be lost."""
+    names = [name.strip() or f"column {i + 1} (no name in the header)" for i, name in enumerate(record)]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise ValueError(f"line {line}: the header names {json.dumps(name, ensure_ascii=False)} twice; each column once")
+    return names
 
 
 def _as_text(value: str) -> str:

@@ -212,9 +212,9 @@ export function readContactsCsv(text: string): CsvRows {
       }
     } else if (closed && c !== ',' && c !== '\n' && c !== '\r') {
       throw new SyntaxError(
-        `line ${line}: a quoted field ends at its closing quote; ${JSON.stringify(c)} follows it (a " inside a quoted field is written "")`,
+        `line ${recordLine}: a quoted field ends at its closing quote; ${JSON.stringify(c)} follows it (a " inside a quoted field is written "")`,
       );
-    } else if (c === '"' && field.trim() === '') {
+    } else if (c === '"' && /^ *$/.test(field)) {
       quoted = true;
       quoteLine = line;
       field = '';
@@ -233,7 +233,7 @@ export function readContactsCsv(text: string): CsvRows {
   if (field !== '' || fields.length > 0) endRecord();
   const [header, ...body] = records;
   if (!header) return { rows: [], lines: [] };
-  const names = header.fields.map((name) => name.trim());
+  const names = headerNames(header.fields, header.line);
   return {
     rows: body.map(({ fields: values }) =>
       Object.fromEntries(
@@ -245,6 +245,19 @@ export function readContactsCsv(text: string): CsvRows {
     ),
     lines: body.map((r) => r.line),
   };
+}
+
+/**
+ * The header's names, trimmed; an empty one named by its column, so that a value under it is
+ * reported as such. A name given twice is a SyntaxError: one of its columns would be lost.
+ */
+function headerNames(fields: readonly string[], line: number): string[] {
+  const names = fields.map((raw, i) => raw.trim() || `column ${i + 1} (no name in the header)`);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) {
+    throw new SyntaxError(`line ${line}: the header names ${JSON.stringify(twice)} twice; each column once`);
+  }
+  return names;
 }
 
 /**

@@ -55,9 +55,11 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
   const problems = new Map<number, { errors: BodyProblem[]; count: number }>();
   /** whether an item breaks a rule the schema cannot say (a repeated external_id, a NUL) */
   let ruleBroken = false;
-  const add = (index: number, found: readonly BodyProblem[], count = found.length) => {
+  /** `first`: ahead of the item's other problems, so that no cut of them (five an item) drops it */
+  const add = (index: number, found: readonly BodyProblem[], count = found.length, first = false) => {
     const entry = problems.get(index) ?? { errors: [], count: 0 };
-    entry.errors.push(...found);
+    if (first) entry.errors.unshift(...found);
+    else entry.errors.push(...found);
     entry.count += count;
     problems.set(index, entry);
   };
@@ -80,7 +82,8 @@ export function sortBatch(body: unknown, declared: ApiError | null, checks: Batc
   for (const indexes of repeatedExternalIds(items)) {
     ruleBroken = true;
     const message = `${indexes.length} items send this external_id (items ${listOf(indexes)}); each may be sent once`;
-    for (const index of indexes) add(index, [{ field: 'external_id', message }]);
+    // Each item sending the id names the others: kept whatever else is wrong with the item.
+    for (const index of indexes) add(index, [{ field: 'external_id', message }], 1, true);
   }
   for (const [index, entry] of problems) if (entry.count === 0) problems.delete(index);
   const valid = items.flatMap((item, index) =>
