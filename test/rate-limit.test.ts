@@ -377,8 +377,12 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
       assert.equal(await place('third'), true);
       assert.equal(await place('fourth'), true);
       assert.equal(await place('fifth'), false, 'the limit holds');
-      // Counted in Redis, not in this process's memory.
-      assert.deepEqual((await redis.client.zrange(`wsapi:inflight:${bucket}`, 0, -1)).sort(), ['fourth', 'third']);
+      // Counted in Redis, not in this process's memory: this process holds two places there.
+      const counts = Object.values(await redis.client.hgetall(`wsapi:places:${bucket}`));
+      assert.deepEqual(
+        counts.map((value) => value.split(':')[0]),
+        ['2'],
+      );
     } finally {
       await store.close();
       redis.close();
@@ -428,7 +432,8 @@ async function admitWithPlace(store: AdmissionStore, bucket: string, holder: str
 /**
  * Admissions of one turn of the event loop, in one call: 120 counts on a 50/min bucket and 30 on a
  * 10/min one, interleaved, with 4 requests taking the 4 places of a bucket; then, in the next turn,
- * 40 more counts on the first bucket, 2 of the places given back and 6 more requests asking for one.
+ * 40 more counts on the first bucket, 2 of the places given back and 6 more requests asking for one;
+ * then requests of differing costs on a third bucket.
  */
 async function admissionsOfOneTurn(store: AdmissionStore, run: string): Promise<void> {
   const sent: { bucket: 'a' | 'b'; admission: Promise<Admission> }[] = [];
@@ -446,6 +451,25 @@ async function admissionsOfOneTurn(store: AdmissionStore, run: string): Promise<
   await Promise.all(releases);
   assert.deepEqual(first, [true, true, true, true], 'four places of four');
   assert.deepEqual(second, [true, true, false, false, false, false], 'the two given back in the same turn, no more');
+
+  // Requests of one bucket that cost differently, in one turn: each counted in its order, and a
+  // refusal of a larger cost does not refuse a smaller one after it.
+  const costs = [1, 1, 5, 1, 3, 1];
+  const mixed = await Promise.all(
+    costs.map((cost) => store.admit({ bucket: `${run}:c`, limit: 10, windowMs: WINDOW_MS, cost })),
+  );
+  assert.deepEqual(
+    mixed.map((a) => [a.count.allowed, a.count.remaining]),
+    [
+      [true, 9],
+      [true, 8],
+      [true, 3],
+      [true, 2],
+      [false, 0],
+      [true, 1],
+    ],
+    'costs 1, 1, 5, 1, 3, 1 of a quota of 10',
+  );
 
   const states = await Promise.all(sent.map((t) => t.admission));
   for (const [name, limit] of [

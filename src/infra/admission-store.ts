@@ -9,9 +9,10 @@
 // at most one window ahead of now. A place is taken only by a request its count allowed; a place
 // whose process died is given back when its lease runs out.
 //
-// The shared stores send the admissions and the places given back of one turn of the event loop in
-// one round trip (one Redis script, one PostgreSQL statement), applied atomically in arrival order
-// per bucket: a busy process pays one round trip per turn rather than two or three per request.
+// The shared stores make one call at a time (one Redis script, one PostgreSQL statement), carrying
+// the admissions and the places given back that gathered meanwhile, applied atomically in arrival
+// order per bucket; a bucket's admissions that ask the same go as one group, counted together. A
+// busy process pays one round trip, and one step of the store per bucket, for many requests.
 // When the store cannot answer, requests are counted in this process's memory instead (the limits
 // then hold per process): availability of the API is worth more than the precision of the count
 // during an outage. Places given back meanwhile are given back there once it answers.
@@ -171,42 +172,105 @@ interface Pending {
   resolve: (admission: Admission) => void;
 }
 
+/**
+ * Admissions of one bucket that ask the same (cost, quota, place), in arrival order: the store
+ * counts them as one. With equal steps on one clock, the count allows a prefix of them (a refused
+ * request leaves the bucket as it was, so every later one is refused too); and, no place being
+ * given back within a call, the places go to a prefix of those allowed.
+ */
+export interface AdmissionGroup {
+  /** the count every member asks for */
+  take: Take;
+  /** the places every member asks one of, without the holder (undefined: none asked for) */
+  place: Omit<Place, 'holder'> | undefined;
+  /** how many requests */
+  size: number;
+}
+
+/** A process's count of places of a bucket, which a call writes before taking more. */
+export interface HeldPlaces {
+  bucket: string;
+  held: number;
+}
+
+/** What a shared store reports for one group. */
+export interface GroupVerdict {
+  /** the store's clock, epoch ms */
+  now: number;
+  /** the bucket's TAT before the group (null: a new bucket) */
+  priorTat: number | null;
+  /** how many of the group the count allowed: the first ones */
+  allowed: number;
+  /** how many of those allowed took a place: the first ones (0 when none was asked for) */
+  placed: number;
+}
+
+/** The group of each member, in arrival order within each bucket. */
+function groupsOf(pending: readonly Pending[]): { group: AdmissionGroup; members: Pending[] }[] {
+  const groups: { group: AdmissionGroup; members: Pending[] }[] = [];
+  const open = new Map<string, { group: AdmissionGroup; members: Pending[] }>();
+  for (const p of pending) {
+    const last = open.get(p.take.bucket);
+    if (last && asksTheSame(last.group, p)) {
+      last.members.push(p);
+      last.group.size++;
+      continue;
+    }
+    const place = p.place && { bucket: p.place.bucket, limit: p.place.limit, leaseMs: p.place.leaseMs };
+    const next = { group: { take: p.take, place, size: 1 }, members: [p] };
+    groups.push(next);
+    open.set(p.take.bucket, next);
+  }
+  return groups;
+}
+
+function asksTheSame(g: AdmissionGroup, p: Pending): boolean {
+  const a = g.take;
+  const b = p.take;
+  if (a.limit !== b.limit || a.windowMs !== b.windowMs || a.cost !== b.cost) return false;
+  if (!g.place || !p.place) return !g.place && !p.place;
+  return g.place.bucket === p.place.bucket && g.place.limit === p.place.limit && g.place.leaseMs === p.place.leaseMs;
+}
+
+/** Each member's answer, replaying the group's steps from the TAT the store reported. */
+function answersOf(group: AdmissionGroup, v: GroupVerdict): Admission[] {
+  const { take } = group;
+  const step = (take.windowMs / take.limit) * take.cost;
+  const answers: Admission[] = [];
+  let tat = v.priorTat;
+  for (let j = 0; j < group.size; j++) {
+    const allowed = j < v.allowed;
+    answers.push(answerOf(take, v.now, tat, allowed, group.place ? j < v.placed : null));
+    // The store's own step, in its order: the same doubles as the TAT it stored.
+    if (allowed) tat = Math.max(tat ?? v.now, v.now) + step;
+  }
+  return answers;
+}
+
 interface Released {
   bucket: string;
-  holder: string;
   resolve: () => void;
 }
-
-/** What a shared store reports for one admission. */
-interface Verdict {
-  now: number;
-  priorTat: number | null;
-  allowed: boolean;
-  placed: boolean | null;
-}
-
-/**
- * Places given back while the shared store could not be reached, given back there with the next
- * call, so that a key's places are not held until their leases run out after an outage. Bounded:
- * past 10,000, the oldest are left to their leases.
- */
-const MAX_UNRELEASED = 10_000;
 
 /** After a call failed, the next one is made within this long, requests or not. */
 const RETRY_MS = 1_000;
 
-/** Admissions per call: a turn of the event loop with more sends several calls. */
-const MAX_PER_CALL = 256;
+/** Groups per call: a turn of the event loop with more sends several calls, one after another. */
+const MAX_GROUPS_PER_CALL = 256;
 
 /**
- * The batching shared by the Redis and PostgreSQL stores: the admissions and releases of one turn
- * go in one call of `send`; when it fails, each admission is counted in memory. A place is given
- * back where it was taken: in the store, or in memory.
+ * The batching shared by the Redis and PostgreSQL stores. One call at a time, carrying the
+ * admissions and releases that gathered meanwhile, the admissions grouped. Places are counted per
+ * bucket and process: each call first writes this process's count of every bucket it gave places
+ * back to or takes places of, as this process knows it; so a call whose answer was lost (the store
+ * counted its places, the process counted them in memory) is set right by the next call on that
+ * bucket, and a place given back twice is not two. One call at a time, so that no call writes a
+ * count an earlier one is still changing. When a call fails, its admissions are counted in memory;
+ * a place is given back where it was taken: in the store, or in memory.
  */
 abstract class TurnBatchedStore implements AdmissionStore {
   readonly #fallback = new MemoryAdmissionStore();
   readonly #onDegraded: (err: Error) => void;
-  readonly #oneCallAtATime: boolean;
   #pending: Pending[] = [];
   #released: Released[] = [];
   #scheduled = false;
@@ -214,25 +278,27 @@ abstract class TurnBatchedStore implements AdmissionStore {
   #retry: NodeJS.Timeout | null = null;
   /** holder → bucket: the places this process holds in the store */
   readonly #inStore = new Map<string, string>();
+  /** bucket → the places this process holds in the store */
+  readonly #held = new Map<string, number>();
+  /** buckets whose count the next call must write: places given back, or a call that failed */
+  readonly #stale = new Set<string>();
+  /** the lease of the places last asked for: a count written without a place taken gets it too */
+  #leaseMs = 45_000;
 
-  /**
-   * `onDegraded`: told of each call the store failed, whose requests were counted in memory.
-   * `oneCallAtATime`: a call waits for the one before it to answer (what gathers meanwhile goes
-   * in the next): for a store whose calls could otherwise run in another order than they were sent.
-   */
-  constructor(onDegraded: (err: Error) => void, oneCallAtATime: boolean) {
+  /** `onDegraded`: told of each call the store failed, whose requests were counted in memory. */
+  constructor(onDegraded: (err: Error) => void) {
     this.#onDegraded = onDegraded;
-    this.#oneCallAtATime = oneCallAtATime;
   }
 
   /**
-   * One call to the store: the places given back first, then the admissions, each bucket's in
-   * order. When it fails, the store keeps what it must still give back for a later call.
+   * One call to the store: this process's counts of places `held` written first (a count held
+   * until `leaseMs` after it is written), then the groups, each bucket's in order.
    */
   protected abstract send(
-    released: readonly [bucket: string, holder: string][],
-    admissions: readonly Pending[],
-  ): Promise<Verdict[]>;
+    held: readonly HeldPlaces[],
+    leaseMs: number,
+    groups: readonly AdmissionGroup[],
+  ): Promise<GroupVerdict[]>;
 
   admit(take: Take, place?: Place): Promise<Admission> {
     return new Promise((resolve) => {
@@ -247,13 +313,13 @@ abstract class TurnBatchedStore implements AdmissionStore {
       return;
     }
     return new Promise((resolve) => {
-      this.#released.push({ bucket, holder, resolve });
+      this.#released.push({ bucket, resolve });
       this.#schedule();
     });
   }
 
   #schedule(): void {
-    if (this.#scheduled || (this.#oneCallAtATime && this.#calling)) return;
+    if (this.#scheduled || this.#calling) return;
     this.#scheduled = true;
     setImmediate(this.#flush);
   }
@@ -262,37 +328,45 @@ abstract class TurnBatchedStore implements AdmissionStore {
     this.#scheduled = false;
     const released = this.#released;
     this.#released = [];
-    const givenBack: [string, string][] = released.map((r) => [r.bucket, r.holder]);
-    if (this.#oneCallAtATime) {
-      const admissions = this.#pending.splice(0, MAX_PER_CALL);
-      this.#calling = true;
-      void this.#call(givenBack, released, admissions).finally(() => {
-        this.#calling = false;
-        if (this.#pending.length > 0 || this.#released.length > 0) this.#schedule();
-      });
-      return;
-    }
-    const pending = this.#pending;
-    this.#pending = [];
-    let from = 0;
-    do {
-      // The releases go with the first call: they free places the admissions after them may take.
-      void this.#call(
-        from === 0 ? givenBack : [],
-        from === 0 ? released : [],
-        pending.slice(from, from + MAX_PER_CALL),
-      );
-      from += MAX_PER_CALL;
-    } while (from < pending.length);
+    const groups = groupsOf(this.#pending);
+    const now = groups.slice(0, MAX_GROUPS_PER_CALL);
+    // The groups left for the next call: a bucket's later groups stay after its earlier ones.
+    this.#pending = groups.slice(MAX_GROUPS_PER_CALL).flatMap((g) => g.members);
+    this.#calling = true;
+    void this.#call(released, now).finally(() => {
+      this.#calling = false;
+      if (this.#pending.length > 0 || this.#released.length > 0) this.#schedule();
+    });
   };
 
-  async #call(givenBack: [string, string][], released: Released[], admissions: Pending[]): Promise<void> {
-    let verdicts: Verdict[] | null = null;
+  async #call(released: Released[], groups: { group: AdmissionGroup; members: Pending[] }[]): Promise<void> {
+    for (const { bucket } of released) {
+      this.#held.set(bucket, Math.max(0, (this.#held.get(bucket) ?? 0) - 1));
+      this.#stale.add(bucket);
+    }
+    const written = new Set(this.#stale);
+    for (const { group } of groups) {
+      if (!group.place) continue;
+      written.add(group.place.bucket);
+      this.#leaseMs = group.place.leaseMs;
+    }
+    const held = [...written].map((bucket) => ({ bucket, held: this.#held.get(bucket) ?? 0 }));
+    let verdicts: GroupVerdict[] | null = null;
     try {
-      verdicts = await this.send(givenBack, admissions);
+      verdicts =
+        held.length === 0 && groups.length === 0
+          ? []
+          : await this.send(
+              held,
+              this.#leaseMs,
+              groups.map((g) => g.group),
+            );
+      if (verdicts.length !== groups.length) throw new Error('the store answered another number of groups');
     } catch (err) {
-      // Counted in memory below; what the store must still be told goes with a later call, made
-      // in a second even if no request comes meanwhile.
+      verdicts = null;
+      // Whether the store applied the call is unknown: its counts are written again next time,
+      // made in a second even if no request comes meanwhile. Its admissions are counted in memory.
+      for (const { bucket } of held) this.#stale.add(bucket);
       this.#onDegraded(err as Error);
       this.#retry ??= setTimeout(() => {
         this.#retry = null;
@@ -300,13 +374,22 @@ abstract class TurnBatchedStore implements AdmissionStore {
       }, RETRY_MS).unref();
     }
     if (verdicts === null) {
-      for (const a of admissions) a.resolve(this.#fallback.admitNow(a.take, a.place));
+      for (const { members } of groups) for (const m of members) m.resolve(this.#fallback.admitNow(m.take, m.place));
     } else {
-      admissions.forEach((a, i) => {
+      for (const { bucket } of held) this.#stale.delete(bucket);
+      groups.forEach(({ group, members }, i) => {
         const v = verdicts[i]!;
-        if (v.placed && a.place) this.#inStore.set(a.place.holder, a.place.bucket);
-        a.resolve(answerOf(a.take, v.now, v.priorTat, v.allowed, v.placed));
+        const answers = answersOf(group, v);
+        members.forEach((m, j) => {
+          const answer = answers[j]!;
+          if (answer.placed && m.place) {
+            this.#inStore.set(m.place.holder, m.place.bucket);
+            this.#held.set(m.place.bucket, (this.#held.get(m.place.bucket) ?? 0) + 1);
+          }
+          m.resolve(answer);
+        });
       });
+      for (const [bucket, count] of this.#held) if (count === 0) this.#held.delete(bucket);
     }
     for (const r of released) r.resolve();
   }
@@ -319,55 +402,76 @@ abstract class TurnBatchedStore implements AdmissionStore {
 
 // ------------------------------------------------------------------------------------------ Redis
 
-// The places given back (sorted sets scored by lease end), then each admission in order: the GCRA
-// step on Redis's own clock (all processes agree; a key expires when its bucket is full again), and
-// when it allows and a place is asked for, the place: expired places dropped, then one taken if one
-// is free. KEYS: the sets of the places given back, then per admission its bucket and its set (its
-// bucket again when it asks for no place). ARGV: how many places are given back, how many
-// admissions, the holders given back, then per admission its interval, window, whether it asks for
-// a place, holder, limit and lease. The answer is Redis's clock, then per admission whether its
-// count allowed it, the bucket's TAT before the step and whether the place was taken (1, 0, or -1
-// for none asked); the numbers are strings of 17 significant digits, which give back the very same
-// double (Lua's tostring keeps 14, and a TAT rounded up by it would refuse here what the caller's
-// replay of the step allows).
+// This process's counts of places written first, then each group in order: the GCRA steps of its
+// requests on Redis's own clock (all processes agree; a bucket's key expires when it is full
+// again) while they pass, and when a place is asked for, the places of those that passed while
+// places are free. A bucket's places are a hash of one field per process, "held:lease end", whose
+// held places count until the lease ends: a process that died stops counting on its own. KEYS: the
+// places of the counts written, then per group its bucket and its places (its bucket again when it
+// asks for none). ARGV: the process, the lease, how many counts are written, how many groups, the
+// counts, then per group its size, step (interval times cost), window, whether it asks for a place
+// and the place limit. The answer is Redis's clock, then per group how many its count allowed, the
+// bucket's TAT before it and how many took a place; the numbers are strings of 17 significant
+// digits, which give back the very same double (Lua's tostring keeps 14, and a TAT rounded by it
+// would differ from the caller's replay of the steps).
 const ADMIT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local nowWholeMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local released = tonumber(ARGV[1])
-local admissions = tonumber(ARGV[2])
-for i = 1, released do
-  redis.call('ZREM', KEYS[i], ARGV[2 + i])
+local proc = ARGV[1]
+local lease = tonumber(ARGV[2])
+local written = tonumber(ARGV[3])
+local groups = tonumber(ARGV[4])
+local own = {}
+local function hold(places, held)
+  own[places] = held
+  if held > 0 then
+    redis.call('HSET', places, proc, string.format('%d:%d', held, nowWholeMs + lease))
+    redis.call('PEXPIRE', places, lease)
+  else
+    redis.call('HDEL', places, proc)
+  end
+end
+for i = 1, written do
+  hold(KEYS[i], tonumber(ARGV[4 + i]))
 end
 local out = {string.format('%.17g', now)}
-for j = 1, admissions do
-  local bucket = KEYS[released + 2 * j - 1]
-  local a = 2 + released + 6 * (j - 1)
-  local interval = tonumber(ARGV[a + 1])
-  local window = tonumber(ARGV[a + 2])
+for g = 1, groups do
+  local bucket = KEYS[written + 2 * g - 1]
+  local a = 4 + written + 5 * (g - 1)
+  local size = tonumber(ARGV[a + 1])
+  local step = tonumber(ARGV[a + 2])
+  local bound = tonumber(ARGV[a + 3]) + math.min(1, step / 2)
   local tat = tonumber(redis.call('GET', bucket)) or now
   if tat < now then tat = now end
-  local nextTat = tat + interval
+  local prior = tat
   local allowed = 0
-  local placed = -1
-  if nextTat - now <= window + math.min(1, interval / 2) then
-    redis.call('SET', bucket, string.format('%.17g', nextTat), 'PX', math.ceil(nextTat - now) + 1)
-    allowed = 1
-    if ARGV[a + 3] == '1' then
-      local places = KEYS[released + 2 * j]
-      redis.call('ZREMRANGEBYSCORE', places, '-inf', nowWholeMs)
-      if redis.call('ZCARD', places) >= tonumber(ARGV[a + 5]) then
-        placed = 0
-      else
-        redis.call('ZADD', places, nowWholeMs + tonumber(ARGV[a + 6]), ARGV[a + 4])
-        redis.call('PEXPIRE', places, ARGV[a + 6])
-        placed = 1
+  while allowed < size and tat + step - now <= bound do
+    tat = tat + step
+    allowed = allowed + 1
+  end
+  local placed = 0
+  if allowed > 0 then
+    redis.call('SET', bucket, string.format('%.17g', tat), 'PX', math.ceil(tat - now) + 1)
+    if ARGV[a + 4] == '1' then
+      local places = KEYS[written + 2 * g]
+      local fields = redis.call('HGETALL', places)
+      local taken = 0
+      for f = 1, #fields, 2 do
+        local held, untilMs = string.match(fields[f + 1], '^(%d+):(%d+)$')
+        if held and tonumber(untilMs) >= nowWholeMs then
+          taken = taken + tonumber(held)
+        else
+          redis.call('HDEL', places, fields[f])
+        end
       end
+      placed = math.min(allowed, math.max(0, tonumber(ARGV[a + 5]) - taken))
+      if placed > 0 then hold(places, (own[places] or 0) + placed) end
     end
   end
-  out[3 * j - 1] = allowed
-  out[3 * j] = string.format('%.17g', tat)
-  out[3 * j + 1] = placed
+  out[3 * g - 1] = allowed
+  out[3 * g] = string.format('%.17g', prior)
+  out[3 * g + 1] = placed
 end
 return out
 `;
@@ -378,34 +482,32 @@ type RedisWithAdmit = Redis & {
 };
 
 const RATE_KEY_PREFIX = 'wsapi:gcra:';
-const PLACES_KEY_PREFIX = 'wsapi:inflight:';
+const PLACES_KEY_PREFIX = 'wsapi:places:';
 
 export class RedisAdmissionStore extends TurnBatchedStore {
   readonly #redis: RedisConnection;
-  /** holder → bucket: places given back while Redis failed, sent with the next call */
-  readonly #unreleased = new Map<string, string>();
+  /** this process among those counting places in Redis */
+  readonly #process = randomUUID();
 
   constructor(redis: RedisConnection, onDegraded: (err: Error) => void = () => undefined) {
-    // One connection, whose commands Redis runs in the order they were sent: calls need not wait.
-    super(onDegraded, false);
+    super(onDegraded);
     // No numberOfKeys: each call says how many keys it carries.
     redis.client.defineCommand('admitRequests', { lua: ADMIT_SCRIPT });
     this.#redis = redis;
   }
 
-  protected async send(given: readonly [string, string][], admissions: readonly Pending[]): Promise<Verdict[]> {
-    const released: [string, string][] = [...given];
-    for (const [holder, bucket] of this.#unreleased) released.push([bucket, holder]);
-    this.#unreleased.clear();
-    if (released.length === 0 && admissions.length === 0) return [];
-    const keys: string[] = released.map(([bucket]) => PLACES_KEY_PREFIX + bucket);
-    const args: (string | number)[] = [released.length, admissions.length, ...released.map(([, holder]) => holder)];
-    for (const { take, place } of admissions) {
+  protected async send(
+    held: readonly HeldPlaces[],
+    leaseMs: number,
+    groups: readonly AdmissionGroup[],
+  ): Promise<GroupVerdict[]> {
+    const keys: string[] = held.map((h) => PLACES_KEY_PREFIX + h.bucket);
+    const args: (string | number)[] = [this.#process, leaseMs, held.length, groups.length];
+    for (const h of held) args.push(h.held);
+    for (const { take, place, size } of groups) {
       const bucket = RATE_KEY_PREFIX + take.bucket;
       keys.push(bucket, place ? PLACES_KEY_PREFIX + place.bucket : bucket);
-      args.push((take.windowMs / take.limit) * take.cost, take.windowMs);
-      if (place) args.push(1, place.holder, place.limit, place.leaseMs);
-      else args.push(0, '', 0, 0);
+      args.push(size, (take.windowMs / take.limit) * take.cost, take.windowMs, place ? 1 : 0, place?.limit ?? 0);
     }
     let failure: Error = new Error('Redis failed lately: counted in memory until it answers again');
     const reply = await this.#redis.run(
@@ -416,23 +518,14 @@ export class RedisAdmissionStore extends TurnBatchedStore {
         }),
       () => null,
     );
-    if (reply === null) {
-      // Given back with the next call (ZREM of a place already gone changes nothing).
-      for (const [bucket, holder] of released) this.#remember(bucket, holder);
-      throw failure;
-    }
+    if (reply === null) throw failure;
     const now = Number(reply[0]);
-    return admissions.map((_, j) => ({
+    return groups.map((_, g) => ({
       now,
-      allowed: reply[3 * j + 1] === 1,
-      priorTat: Number(reply[3 * j + 2]),
-      placed: reply[3 * j + 3] === -1 ? null : reply[3 * j + 3] === 1,
+      allowed: Number(reply[3 * g + 1]),
+      priorTat: Number(reply[3 * g + 2]),
+      placed: Number(reply[3 * g + 3]),
     }));
-  }
-
-  #remember(bucket: string, holder: string): void {
-    if (this.#unreleased.size >= MAX_UNRELEASED) this.#unreleased.delete(this.#unreleased.keys().next().value!);
-    this.#unreleased.set(holder, bucket);
   }
 }
 
@@ -440,72 +533,41 @@ export class RedisAdmissionStore extends TurnBatchedStore {
 
 /**
  * Counts and places in PostgreSQL, for several processes (or machines) without Redis: one call of
- * admit_requests (db/code/09_admission.sql) at a time, carrying what gathered meanwhile, on the
- * database's clock, on UNLOGGED tables (a count need not survive a crash). Places are counted per
- * key and process: a row holding how many the process has, which each call writes as this process
- * knows it before taking more. So a call whose answer was lost (the database counted its places,
- * the process counted them in memory) is set right by the process's next call on that key, and a
- * place given back twice is not two; and one call at a time, each place given back is counted
- * before the next request of the key is.
+ * admit_requests (db/code/09_admission.sql) at a time, on the database's clock, on UNLOGGED tables
+ * (a count need not survive a crash); a bucket's places are a row per process holding how many it
+ * has.
  */
 export class PostgresAdmissionStore extends TurnBatchedStore {
   readonly #db: Queryable;
   /** this process among those counting places in the database */
   readonly #process = randomUUID();
-  /** bucket → the places this process holds in the database */
-  readonly #held = new Map<string, number>();
-  /** buckets whose row the next call must write: places given back, or a call that failed */
-  readonly #stale = new Set<string>();
-  /** the lease of the places last taken: a row written without a place taken gets it too */
-  #leaseMs = 45_000;
 
   constructor(db: Queryable, onDegraded: (err: Error) => void = () => undefined) {
-    super(onDegraded, true);
+    super(onDegraded);
     this.#db = db;
   }
 
-  protected async send(released: readonly [string, string][], admissions: readonly Pending[]): Promise<Verdict[]> {
-    for (const [bucket] of released) {
-      this.#held.set(bucket, Math.max(0, (this.#held.get(bucket) ?? 0) - 1));
-      this.#stale.add(bucket);
-    }
-    const written = new Set(this.#stale);
-    for (const { place } of admissions) {
-      if (!place) continue;
-      written.add(place.bucket);
-      this.#leaseMs = place.leaseMs;
-    }
-    const buckets = [...written];
-    if (buckets.length === 0 && admissions.length === 0) return [];
-    let rows: { now_ms: number; prior_tat: number | null; allowed: boolean; placed: boolean | null }[];
-    try {
-      ({ rows } = await this.#db.query(
-        'SELECT now_ms, prior_tat, allowed, placed FROM admit_requests($1, $2, $3, $4, $5, $6, $7, $8, $9) ORDER BY item',
-        [
-          this.#process,
-          this.#leaseMs,
-          buckets,
-          buckets.map((b) => this.#held.get(b) ?? 0),
-          admissions.map((a) => a.take.bucket),
-          admissions.map((a) => (a.take.windowMs / a.take.limit) * a.take.cost),
-          admissions.map((a) => a.take.windowMs),
-          admissions.map((a) => a.place?.bucket ?? null),
-          admissions.map((a) => a.place?.limit ?? null),
-        ],
-        'admit_requests',
-      ));
-      if (rows.length !== admissions.length) throw new Error('admit_requests answered another number of rows');
-    } catch (err) {
-      // Whether the database applied the call is unknown: its rows are written again next time.
-      for (const b of buckets) this.#stale.add(b);
-      throw err;
-    }
-    for (const b of buckets) this.#stale.delete(b);
-    rows.forEach((r, i) => {
-      const bucket = admissions[i]!.place?.bucket;
-      if (r.placed && bucket !== undefined) this.#held.set(bucket, (this.#held.get(bucket) ?? 0) + 1);
-    });
-    for (const [bucket, held] of this.#held) if (held === 0) this.#held.delete(bucket);
+  protected async send(
+    held: readonly HeldPlaces[],
+    leaseMs: number,
+    groups: readonly AdmissionGroup[],
+  ): Promise<GroupVerdict[]> {
+    const { rows } = await this.#db.query<{ now_ms: number; prior_tat: number; allowed: number; placed: number }>(
+      'SELECT now_ms, prior_tat, allowed, placed FROM admit_requests($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ORDER BY item',
+      [
+        this.#process,
+        leaseMs,
+        held.map((h) => h.bucket),
+        held.map((h) => h.held),
+        groups.map((g) => g.take.bucket),
+        groups.map((g) => g.size),
+        groups.map((g) => (g.take.windowMs / g.take.limit) * g.take.cost),
+        groups.map((g) => g.take.windowMs),
+        groups.map((g) => g.place?.bucket ?? null),
+        groups.map((g) => g.place?.limit ?? null),
+      ],
+      'admit_requests',
+    );
     return rows.map((r) => ({ now: r.now_ms, priorTat: r.prior_tat, allowed: r.allowed, placed: r.placed }));
   }
 
