@@ -154,6 +154,45 @@ export interface PostgresOptions {
   transactionPooler?: boolean;
 }
 
+/** A query configuration's prototype: rows as arrays of values, in the order of the columns. */
+const ROWS_AS_ARRAYS: Pick<pg.QueryArrayConfig, 'rowMode'> = { rowMode: 'array' };
+
+/** The function that makes a named statement's row an object, and the columns it was written for. */
+const rowObjects = new Map<
+  string,
+  { columns: readonly string[]; make: (values: unknown[]) => Record<string, unknown> }
+>();
+
+/**
+ * The rows of the named statement `name` (the hot paths) as objects, by a function written for its
+ * columns. The driver's own row objects are filled by one loop shared by every statement, whose
+ * property stores V8 cannot specialize once it has seen the shapes of many: measured under the
+ * list load, 10 µs a page of 51 rows in the service against 3 µs in a process running that
+ * statement alone. A function of its own per statement keeps each one's stores specialized.
+ */
+function objectsOf(name: string, res: pg.QueryResult): Record<string, unknown>[] {
+  const fields = res.fields;
+  let known = rowObjects.get(name);
+  if (!known || !sameColumns(known.columns, fields)) {
+    const columns = fields.map((f) => f.name);
+    const members = columns.map((column, i) => `${JSON.stringify(column)}: values[${i}]`).join(', ');
+    // The names are the statement's own columns, written as JSON strings.
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
+    const make = new Function('values', `return { ${members} };`) as (values: unknown[]) => Record<string, unknown>;
+    rowObjects.set(name, (known = { columns, make }));
+  }
+  const rows = res.rows as unknown[][];
+  const objects = new Array<Record<string, unknown>>(rows.length);
+  for (let i = 0; i < rows.length; i++) objects[i] = known.make(rows[i]!);
+  return objects;
+}
+
+function sameColumns(columns: readonly string[], fields: readonly pg.FieldDef[]): boolean {
+  if (columns.length !== fields.length) return false;
+  for (let i = 0; i < fields.length; i++) if (columns[i] !== fields[i]!.name) return false;
+  return true;
+}
+
 export function createPostgresDatabase(url: string, poolSize: number, options: PostgresOptions = {}): Database {
   const listenUrl = options.listenUrl ?? url;
   /** a statement's name as sent: none behind a transaction pooler */
@@ -202,7 +241,9 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   /**
    * A statement as the driver runs it, answering `done`; unnamed behind a transaction pooler. Made
    * as the driver's own query object: handed a plain configuration object, the driver copies it
-   * property by property (by their descriptors), about 10 µs a statement.
+   * property by property (by their descriptors), about 10 µs a statement. A named statement's rows
+   * come as arrays, made objects by `objectsOf`: its configuration is an object then, holding only
+   * its text and name (the row mode is its prototype's), which costs about 1 µs to copy.
    */
   const statement = (
     sql: string,
@@ -210,11 +251,15 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     name: string | undefined,
     done: (err: Error | undefined, res: pg.QueryResult) => void,
   ) => {
-    const query = new pg.Query(sql, params as unknown[] | undefined, done);
-    // The driver reads a statement's name from its query object (`name`, not in its typings).
+    if (name === undefined) return new pg.Query(sql, params as unknown[] | undefined, done);
+    const config = Object.create(ROWS_AS_ARRAYS) as pg.QueryArrayConfig;
+    config.text = sql;
     const as = named(name);
-    if (as) (query as pg.Query & { name?: string }).name = as;
-    return query;
+    if (as) config.name = as;
+    return new pg.Query(config, params as unknown[] | undefined, (err: Error | undefined, res: pg.QueryResult) => {
+      if (!err) res.rows = objectsOf(name, res);
+      done(err, res);
+    });
   };
 
   /** A statement's result as the service reads it. */
