@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify';
 import type { Config, TimeoutsConfig } from '../config.js';
 import { encodeExternalIdSlashes } from './external-id-url.js';
-import { withSafeSerializers } from './request-log.js';
+import { requestLoggers, withSafeSerializers } from './request-log.js';
 
 export function serverOptions(
   config: Config,
@@ -20,6 +20,7 @@ export function serverOptions(
     // Fastify's two: it carries what both did, and costs one serialization and one write.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIds,
+    childLoggerFactory: requestLoggers,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     // Refusals during shutdown are ours (plugins/request-conventions), with the error object.
