@@ -389,6 +389,34 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
     }
   });
 
+  test('the places of the last requests are given back in Redis as the process closes', async () => {
+    const bucket = `closing-${process.pid}-${Date.now()}`;
+    const first = new RedisConnection(REDIS_URL);
+    const second = new RedisConnection(REDIS_URL);
+    const stopping = new RedisAdmissionStore(first);
+    const other = new RedisAdmissionStore(second);
+    try {
+      await Promise.all([first.connected(), second.connected()]);
+      assert.equal(await admitWithPlace(stopping, bucket, 'a1', 2), true);
+      assert.equal(await admitWithPlace(stopping, bucket, 'a2', 2), true);
+      // The last requests end as the process stops: it gives their places back, closes, and its
+      // connection goes.
+      void stopping.release(bucket, 'a1');
+      void stopping.release(bucket, 'a2');
+      await stopping.close();
+      first.close();
+      assert.deepEqual(
+        [await admitWithPlace(other, bucket, 'b1', 2), await admitWithPlace(other, bucket, 'b2', 2)],
+        [true, true],
+        'both places free at once, not after their lease',
+      );
+    } finally {
+      first.close();
+      await other.close();
+      second.close();
+    }
+  });
+
   test('when Redis is unreachable, requests still succeed with headers, counted per process', async () => {
     const s = await startTestServer({ db, config: { redisUrl: 'redis://127.0.0.1:1' } });
     try {

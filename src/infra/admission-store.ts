@@ -275,6 +275,9 @@ abstract class TurnBatchedStore implements AdmissionStore {
   #released: Released[] = [];
   #scheduled = false;
   #calling = false;
+  /** the call made last, settled once it has answered or failed */
+  #lastCall: Promise<void> = Promise.resolve();
+  #closed = false;
   #retry: NodeJS.Timeout | null = null;
   /** holder → bucket: the places this process holds in the store */
   readonly #inStore = new Map<string, string>();
@@ -301,6 +304,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
   ): Promise<GroupVerdict[]>;
 
   admit(take: Take, place?: Place): Promise<Admission> {
+    if (this.#closed) return Promise.resolve(this.#fallback.admitNow(take, place));
     return new Promise((resolve) => {
       this.#pending.push({ take, place, resolve });
       this.#schedule();
@@ -312,6 +316,11 @@ abstract class TurnBatchedStore implements AdmissionStore {
       this.#fallback.releaseNow(bucket, holder);
       return;
     }
+    if (this.#closed) {
+      // Written by the call that closing makes, if it has not been made yet.
+      this.#giveBack(bucket);
+      return;
+    }
     return new Promise((resolve) => {
       this.#released.push({ bucket, resolve });
       this.#schedule();
@@ -319,7 +328,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
   }
 
   #schedule(): void {
-    if (this.#scheduled || this.#calling) return;
+    if (this.#scheduled || this.#calling || this.#closed) return;
     this.#scheduled = true;
     setImmediate(this.#flush);
   }
@@ -333,17 +342,14 @@ abstract class TurnBatchedStore implements AdmissionStore {
     // The groups left for the next call: a bucket's later groups stay after its earlier ones.
     this.#pending = groups.slice(MAX_GROUPS_PER_CALL).flatMap((g) => g.members);
     this.#calling = true;
-    void this.#call(released, now).finally(() => {
+    this.#lastCall = this.#call(released, now).finally(() => {
       this.#calling = false;
       if (this.#pending.length > 0 || this.#released.length > 0) this.#schedule();
     });
   };
 
   async #call(released: Released[], groups: { group: AdmissionGroup; members: Pending[] }[]): Promise<void> {
-    for (const { bucket } of released) {
-      this.#held.set(bucket, Math.max(0, (this.#held.get(bucket) ?? 0) - 1));
-      this.#stale.add(bucket);
-    }
+    for (const { bucket } of released) this.#giveBack(bucket);
     const written = new Set(this.#stale);
     for (const { group } of groups) {
       if (!group.place) continue;
@@ -368,10 +374,11 @@ abstract class TurnBatchedStore implements AdmissionStore {
       // made in a second even if no request comes meanwhile. Its admissions are counted in memory.
       for (const { bucket } of held) this.#stale.add(bucket);
       this.#onDegraded(err as Error);
-      this.#retry ??= setTimeout(() => {
-        this.#retry = null;
-        this.#schedule();
-      }, RETRY_MS).unref();
+      if (!this.#closed)
+        this.#retry ??= setTimeout(() => {
+          this.#retry = null;
+          this.#schedule();
+        }, RETRY_MS).unref();
     }
     if (verdicts === null) {
       for (const { members } of groups) for (const m of members) m.resolve(this.#fallback.admitNow(m.take, m.place));
@@ -394,9 +401,29 @@ abstract class TurnBatchedStore implements AdmissionStore {
     for (const r of released) r.resolve();
   }
 
+  /**
+   * Waits for the calls in progress, then writes the counts of places given back since (the last
+   * requests', given back as they ended), so that other processes, or this one started again, do
+   * not wait for the places' leases to run out.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#retry) clearTimeout(this.#retry);
+    // A call scheduled for this turn starts first.
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.#lastCall;
+    if (this.#pending.length > 0 || this.#released.length > 0 || this.#stale.size > 0) {
+      const released = this.#released;
+      this.#released = [];
+      await this.#call(released, groupsOf(this.#pending.splice(0)));
+    }
     await this.#fallback.close();
+  }
+
+  /** One place of `bucket` given back: the count the next call writes is one less. */
+  #giveBack(bucket: string): void {
+    this.#held.set(bucket, Math.max(0, (this.#held.get(bucket) ?? 0) - 1));
+    this.#stale.add(bucket);
   }
 }
 
