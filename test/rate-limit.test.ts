@@ -417,6 +417,38 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
     }
   });
 
+  test('a place held longer than its lease stays taken: the holding process renews it (Redis)', async () => {
+    const first = new RedisConnection(REDIS_URL);
+    const second = new RedisConnection(REDIS_URL);
+    try {
+      await Promise.all([first.connected(), second.connected()]);
+      await leaseRenewed(
+        new RedisAdmissionStore(first),
+        new RedisAdmissionStore(second),
+        `lease-${process.pid}-${Date.now()}`,
+      );
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  test('while Redis cannot answer, the places a process holds there are not free in its memory', async () => {
+    await withRedisStore(async (store, redis) => {
+      const bucket = `outage-held-${process.pid}-${Date.now()}`;
+      assert.equal(await admitWithPlace(store, bucket, 'first', 3), true);
+      assert.equal(await admitWithPlace(store, bucket, 'second', 3), true);
+      const ended = once(redis.client, 'end');
+      redis.client.disconnect();
+      await ended;
+      // Counted in memory now: one place of three is left, not three.
+      assert.deepEqual(
+        [await admitWithPlace(store, bucket, 'third', 3), await admitWithPlace(store, bucket, 'fourth', 3)],
+        [true, false],
+      );
+    });
+  });
+
   test('when Redis is unreachable, requests still succeed with headers, counted per process', async () => {
     const s = await startTestServer({ db, config: { redisUrl: 'redis://127.0.0.1:1' } });
     try {
@@ -447,14 +479,46 @@ describeOrSkip(redisServer.skip, 'RedisRateLimitStore', () => {
   });
 });
 
+/** Runs `use` with a Redis admission store of its own, closed after it. */
+async function withRedisStore(use: (store: RedisAdmissionStore, redis: RedisConnection) => Promise<void>) {
+  const redis = new RedisConnection(REDIS_URL);
+  const store = new RedisAdmissionStore(redis);
+  try {
+    await redis.connected();
+    await use(store, redis);
+  } finally {
+    await store.close();
+    redis.close();
+  }
+}
+
 /** Takes a place of `bucket` (of `limit`) for `holder`, on a quota that never refuses. */
-async function admitWithPlace(store: AdmissionStore, bucket: string, holder: string, limit: number) {
+async function admitWithPlace(store: AdmissionStore, bucket: string, holder: string, limit: number, leaseMs = 45_000) {
   const { count, placed } = await store.admit(
     { bucket: `${bucket}:count`, limit: 1_000_000, windowMs: WINDOW_MS, cost: 1 },
-    { bucket, holder, limit, leaseMs: 45_000 },
+    { bucket, holder, limit, leaseMs },
   );
   assert.equal(count.allowed, true);
   return placed;
+}
+
+/**
+ * `holding` takes the one place of a bucket on a lease of 600 ms and keeps it for more than two
+ * leases, with no other request of its own: `other` (another process) finds it taken all along,
+ * and free once it is given back.
+ */
+async function leaseRenewed(holding: AdmissionStore, other: AdmissionStore, bucket: string): Promise<void> {
+  const LEASE_MS = 600;
+  try {
+    assert.equal(await admitWithPlace(holding, bucket, 'long', 1, LEASE_MS), true);
+    await new Promise((resolve) => setTimeout(resolve, 2.5 * LEASE_MS));
+    assert.equal(await admitWithPlace(other, bucket, 'meanwhile', 1, LEASE_MS), false, 'still held after 2.5 leases');
+    await holding.release(bucket, 'long');
+    assert.equal(await admitWithPlace(other, bucket, 'after', 1, LEASE_MS), true, 'free once given back');
+  } finally {
+    await holding.close();
+    await other.close();
+  }
 }
 
 /**
@@ -520,6 +584,14 @@ async function admissionsOfOneTurn(store: AdmissionStore, run: string): Promise<
     );
   }
 }
+
+test(`a place held longer than its lease stays taken: the holding process renews it (PostgreSQL admission store, ${STORE} store)`, async () => {
+  await leaseRenewed(
+    new PostgresAdmissionStore(db),
+    new PostgresAdmissionStore(db),
+    `lease-${process.pid}-${Date.now()}`,
+  );
+});
 
 test(`admissions sent in the same turn are counted exactly (PostgreSQL admission store, ${STORE} store)`, async () => {
   const store = new PostgresAdmissionStore(db, (err) => assert.fail(`the database failed: ${err.message}`));

@@ -278,6 +278,8 @@ abstract class TurnBatchedStore implements AdmissionStore {
   /** the call made last, settled once it has answered or failed */
   #lastCall: Promise<void> = Promise.resolve();
   #closed = false;
+  /** the timer that renews the leases of the places held, and the lease it was set for */
+  #renewal: { timer: NodeJS.Timeout; leaseMs: number } | null = null;
   #retry: NodeJS.Timeout | null = null;
   /** holder → bucket: the places this process holds in the store */
   readonly #inStore = new Map<string, string>();
@@ -355,6 +357,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
       if (!group.place) continue;
       written.add(group.place.bucket);
       this.#leaseMs = group.place.leaseMs;
+      this.#renewEvery(group.place.leaseMs);
     }
     const held = [...written].map((bucket) => ({ bucket, held: this.#held.get(bucket) ?? 0 }));
     let verdicts: GroupVerdict[] | null = null;
@@ -381,7 +384,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
         }, RETRY_MS).unref();
     }
     if (verdicts === null) {
-      for (const { members } of groups) for (const m of members) m.resolve(this.#fallback.admitNow(m.take, m.place));
+      for (const { members } of groups) for (const m of members) m.resolve(this.#inMemory(m));
     } else {
       for (const { bucket } of held) this.#stale.delete(bucket);
       groups.forEach(({ group, members }, i) => {
@@ -409,6 +412,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#retry) clearTimeout(this.#retry);
+    if (this.#renewal) clearInterval(this.#renewal.timer);
     // A call scheduled for this turn starts first.
     await new Promise((resolve) => setImmediate(resolve));
     await this.#lastCall;
@@ -418,6 +422,34 @@ abstract class TurnBatchedStore implements AdmissionStore {
       await this.#call(released, groupsOf(this.#pending.splice(0)));
     }
     await this.#fallback.close();
+  }
+
+  /**
+   * A request counted in memory while the store cannot answer: of its key's places, those this
+   * process already holds in the store are not free in memory either.
+   */
+  #inMemory({ take, place }: Pending): Admission {
+    const inStore = place ? (this.#held.get(place.bucket) ?? 0) : 0;
+    return this.#fallback.admitNow(
+      take,
+      place && inStore > 0 ? { ...place, limit: Math.max(0, place.limit - inStore) } : place,
+    );
+  }
+
+  /**
+   * Every `leaseMs / 3`, the counts of the buckets where this process holds places are written
+   * again, which renews their lease: a request that runs longer than a lease (a statement waiting
+   * on a lock) keeps its place, and a key with no other request meanwhile is no exception.
+   */
+  #renewLeases = (): void => {
+    for (const [bucket, held] of this.#held) if (held > 0) this.#stale.add(bucket);
+    if (this.#stale.size > 0) this.#schedule();
+  };
+
+  #renewEvery(leaseMs: number): void {
+    if (this.#closed || this.#renewal?.leaseMs === leaseMs) return;
+    if (this.#renewal) clearInterval(this.#renewal.timer);
+    this.#renewal = { timer: setInterval(this.#renewLeases, Math.max(1, leaseMs / 3)).unref(), leaseMs };
   }
 
   /** One place of `bucket` given back: the count the next call writes is one less. */
