@@ -1,4 +1,4 @@
-// A key's requests in flight, counted across every process of a deployment: two `serve` processes
+// A key's requests in flight and its rate limit, counted across every process of a deployment: two `serve` processes
 // sharing Redis, and the README's default PostgreSQL deployment (default workers and one more
 // process, no Redis: the places are rows in PostgreSQL). Several processes need PostgreSQL
 // whatever store the rest of the suite runs on: without DATABASE_URL this file makes a database of
@@ -120,6 +120,42 @@ async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | un
   );
 }
 
+/**
+ * A read-only key of 30 requests a minute: of 40 lists sent at once, spread over `servers`, exactly
+ * 30 pass, each seeing its own RateLimit-Remaining (29 … 0 once each), and 10 are refused.
+ */
+async function exactlyQuotaPasses(servers: ServerProcess[]) {
+  const ws = await ownerCommands.createWorkspace(owner, { name: `quota-${randomUUID().slice(0, 8)}` });
+  const key = await ownerCommands.createKey(owner, {
+    workspaceId: ws.id,
+    name: 'reader',
+    scopes: ['contacts:read'],
+    rateLimitPerMinute: 30,
+    concurrencyLimit: 100,
+  });
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, (_, n) =>
+      fetch(`${servers[n % servers.length]!.baseUrl}/v1/contacts`, {
+        headers: { authorization: `Bearer ${key.key}` },
+      }).then(async (r) => ({
+        status: r.status,
+        remaining: Number(r.headers.get('ratelimit-remaining')),
+        body: await r.text(),
+      })),
+    ),
+  );
+  const passed = answers.filter((a) => a.status === 200);
+  assert.equal(passed.length, 30, JSON.stringify(answers.map((a) => a.status)));
+  assert.deepEqual(
+    passed.map((a) => a.remaining).sort((x, y) => y - x),
+    Array.from({ length: 30 }, (_, i) => 29 - i),
+  );
+  for (const a of answers.filter((r) => r.status !== 200)) {
+    assert.equal(a.status, 429, a.body);
+    assert.equal((JSON.parse(a.body) as { error: { code: string } }).error.code, 'rate_limit_exceeded');
+  }
+}
+
 describeOrSkip(withoutPostgresAndRedis, 'two processes sharing Redis', () => {
   let a: ServerProcess;
   let b: ServerProcess;
@@ -133,6 +169,10 @@ describeOrSkip(withoutPostgresAndRedis, 'two processes sharing Redis', () => {
 
   test('a key of 3 places: of 12 requests over both processes, exactly 3 run at once', async () => {
     await exactlyLimitAdmitted([a, b], 3, 12);
+  });
+
+  test('a read-only key of 30/min: of 40 lists at once over both processes, exactly 30 pass', async () => {
+    await exactlyQuotaPasses([a, b]);
   });
 });
 
@@ -156,6 +196,10 @@ describeOrSkip(
 
     test('a key without a limit of its own has the default 10 places across every process', async () => {
       await exactlyLimitAdmitted([cluster, single], undefined, 16);
+    });
+
+    test('a read-only key of 30/min: of 40 lists at once over every process, exactly 30 pass', async () => {
+      await exactlyQuotaPasses([cluster, single, cluster]);
     });
   },
 );
