@@ -84,6 +84,19 @@ export async function buildApp(
       ? databaseLog.warn({ reachable }, 'the database answers again')
       : databaseLog.error({ reachable }, 'the database is not answering: requests are answered 503 until it does'),
   );
+  // The rate-limit counts going to each process's memory while their shared store (Redis, or
+  // PostgreSQL without it) fails, and back: a key's limit then holds per process, not across them.
+  const countsLog = app.log.child({ component: 'rate limits' });
+  services.rateLimiter.onStoreFallback(({ inMemory, store, failure }) => {
+    services.metrics.countsInMemory(inMemory);
+    if (inMemory) {
+      countsLog.error(
+        // The failure's code (ECONNREFUSED, ETIMEDOUT…), not its message, which may name hosts.
+        { store, failure: (failure as { code?: unknown } | null)?.code ?? failure?.name },
+        'the rate-limit store is not answering: limits are counted per process until it does',
+      );
+    } else countsLog.warn({ store }, 'the rate-limit store answers again: limits are counted across processes');
+  });
   const replicasLog = app.log.child({ component: 'read replicas' });
   services.reads.logTo((change) =>
     change.state === 'ok'

@@ -316,6 +316,35 @@ test(`places given back while the database could not be reached are given back w
   await store.close();
 });
 
+test(`the store says once when the counts go to memory and once when they are shared again (${STORE} store)`, async () => {
+  let down = false;
+  const flaky: Queryable = {
+    query: (sql, params, name) =>
+      down
+        ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
+        : db.query(sql, params, name),
+    exec: (script) => db.exec(script),
+  };
+  const store = new PostgresAdmissionStore(flaky);
+  const told: { inMemory: boolean; store: string; failure: string | null }[] = [];
+  store.onFallback(({ inMemory, store: kind, failure }) =>
+    told.push({ inMemory, store: kind, failure: failure?.message ?? null }),
+  );
+  const bucket = `pg-fallback-${process.pid}-${Date.now()}`;
+  const admit = () => store.admit({ bucket, limit: 100, windowMs: WINDOW_MS, cost: 1 });
+  assert.equal((await admit()).count.allowed, true);
+  down = true;
+  // Three calls fail, one after another: one notice.
+  for (let i = 0; i < 3; i++) assert.equal((await admit()).count.allowed, true, 'counted in memory meanwhile');
+  down = false;
+  for (let i = 0; i < 2; i++) assert.equal((await admit()).count.allowed, true);
+  assert.deepEqual(told, [
+    { inMemory: true, store: 'postgresql', failure: 'connect ECONNREFUSED' },
+    { inMemory: false, store: 'postgresql', failure: null },
+  ]);
+  await store.close();
+});
+
 /** The test's database, whose answers are lost while `losing`: each statement runs, its caller hears a failure. */
 function answersLost() {
   const lossy = {

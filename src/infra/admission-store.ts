@@ -53,6 +53,12 @@ export interface Admission {
   placed: boolean | null;
 }
 
+export type FallbackListener = (change: {
+  inMemory: boolean;
+  store: 'redis' | 'postgresql';
+  failure: Error | null;
+}) => void;
+
 export interface AdmissionStore {
   /** Counts the request and, when the count allows it and `place` is given, takes its place. */
   admit(take: Take, place?: Place): Promise<Admission>;
@@ -60,6 +66,11 @@ export interface AdmissionStore {
   release(bucket: string, holder: string): Promise<void>;
   /** Forgets what is over (full buckets, expired places), where the store keeps it outside this process. */
   purge?(): Promise<void>;
+  /**
+   * Tells `listener` each time the counts go to this process's memory because the shared store
+   * failed (`inMemory` true, with the failure), and each time the store answers again (false).
+   */
+  onFallback?(listener: FallbackListener): void;
   close(): Promise<void>;
 }
 
@@ -289,6 +300,11 @@ abstract class TurnBatchedStore implements AdmissionStore {
   readonly #stale = new Set<string>();
   /** the lease of the places last asked for: a count written without a place taken gets it too */
   #leaseMs = 45_000;
+  /** whether the last call failed, its admissions counted in memory */
+  #countingInMemory = false;
+  readonly #fallbackListeners: FallbackListener[] = [];
+  /** what the store is, for those told of its failures */
+  protected abstract readonly kind: 'redis' | 'postgresql';
 
   /** `onDegraded`: told of each call the store failed, whose requests were counted in memory. */
   constructor(onDegraded: (err: Error) => void) {
@@ -304,6 +320,17 @@ abstract class TurnBatchedStore implements AdmissionStore {
     leaseMs: number,
     groups: readonly AdmissionGroup[],
   ): Promise<GroupVerdict[]>;
+
+  onFallback(listener: FallbackListener): void {
+    this.#fallbackListeners.push(listener);
+  }
+
+  /** Tells the listeners when the counts go to memory or back to the store: once each way. */
+  #countedInMemory(inMemory: boolean, failure: Error | null): void {
+    if (this.#countingInMemory === inMemory) return;
+    this.#countingInMemory = inMemory;
+    for (const listener of this.#fallbackListeners) listener({ inMemory, store: this.kind, failure });
+  }
 
   admit(take: Take, place?: Place): Promise<Admission> {
     if (this.#closed) return Promise.resolve(this.#fallback.admitNow(take, place));
@@ -377,6 +404,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
       // made in a second even if no request comes meanwhile. Its admissions are counted in memory.
       for (const { bucket } of held) this.#stale.add(bucket);
       this.#onDegraded(err as Error);
+      this.#countedInMemory(true, err as Error);
       if (!this.#closed)
         this.#retry ??= setTimeout(() => {
           this.#retry = null;
@@ -386,6 +414,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
     if (verdicts === null) {
       for (const { members } of groups) for (const m of members) m.resolve(this.#inMemory(m));
     } else {
+      this.#countedInMemory(false, null);
       for (const { bucket } of held) this.#stale.delete(bucket);
       groups.forEach(({ group, members }, i) => {
         const v = verdicts[i]!;
@@ -544,6 +573,7 @@ const RATE_KEY_PREFIX = 'wsapi:gcra:';
 const PLACES_KEY_PREFIX = 'wsapi:places:';
 
 export class RedisAdmissionStore extends TurnBatchedStore {
+  protected readonly kind = 'redis';
   readonly #redis: RedisConnection;
   /** this process among those counting places in Redis */
   readonly #process = randomUUID();
@@ -597,6 +627,7 @@ export class RedisAdmissionStore extends TurnBatchedStore {
  * has.
  */
 export class PostgresAdmissionStore extends TurnBatchedStore {
+  protected readonly kind = 'postgresql';
   readonly #db: Queryable;
   /** this process among those counting places in the database */
   readonly #process = randomUUID();

@@ -15,6 +15,7 @@ export class Metrics {
   readonly #idempotency: Counter<'outcome'>;
   readonly #shed: Counter<'reason'>;
   readonly #reads: Counter<'route'>;
+  readonly #countsInMemory: Gauge;
 
   constructor(db: Database) {
     const registers = [this.registry];
@@ -44,6 +45,11 @@ export class Metrics {
       labelNames: ['route'],
       registers,
     });
+    this.#countsInMemory = new Gauge({
+      name: 'wsapi_rate_limit_counts_in_memory',
+      help: "1 while this process counts rate limits and a key's concurrent requests in its own memory because the shared store (Redis, or PostgreSQL without it) is failing: limits then hold per process; 0 otherwise.",
+      registers,
+    });
     new Gauge({
       name: 'wsapi_db_pool_connections',
       help: 'Database connections of this process by state.',
@@ -61,6 +67,10 @@ export class Metrics {
   /** `route`: the matched route pattern; undefined when none matched. */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
     this.#requests.observe(method, route ?? 'unmatched', status, seconds);
+  }
+
+  countsInMemory(inMemory: boolean): void {
+    this.#countsInMemory.set(inMemory ? 1 : 0);
   }
 
   readServed(route: ReadRoute): void {

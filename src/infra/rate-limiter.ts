@@ -3,7 +3,7 @@
 // requests in flight, both counted in the deployment's admission store
 // (src/infra/admission-store.ts). A key of N per minute may burst N requests, then gets one every
 // 60/N seconds.
-import type { AdmissionStore, Place } from './admission-store.js';
+import type { AdmissionStore, FallbackListener, Place } from './admission-store.js';
 
 const RATE_LIMIT_WINDOW_MS = 60_000;
 
@@ -108,6 +108,11 @@ export class RateLimiter {
     const now = Date.now();
     for (const [name, refused] of this.#refusedUntil) if (refused.untilMs <= now) this.#refusedUntil.delete(name);
     await this.#store.purge?.();
+  }
+
+  /** Tells `listener` when the counts go to this process's memory, the shared store failing, and back. */
+  onStoreFallback(listener: FallbackListener): void {
+    this.#store.onFallback?.(listener);
   }
 
   close(): Promise<void> {

@@ -73,6 +73,12 @@ async function assertSharedQuota(limit: number): Promise<void> {
   for (const server of [a, b]) assert.equal((await get(server, key)).status, 429);
 }
 
+/** The process's wsapi_rate_limit_counts_in_memory on /metrics. */
+async function countsInMemory(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  return Number(/^wsapi_rate_limit_counts_in_memory (\d+)$/m.exec(text)?.[1]);
+}
+
 async function readyz(server: ServerProcess): Promise<Answer> {
   return call(server.baseUrl, 'GET', '/readyz');
 }
@@ -110,6 +116,7 @@ describe('Redis goes away under load (two processes)', () => {
     const load = startLoad({ baseUrls: [a.baseUrl, b.baseUrl], key, workers: 6, tag: 'redisdown' });
     await sleep(1_000);
 
+    const logBefore = [a, b].map((server) => server.output().stdout.length);
     load.setPhase('down');
     const cutAt = Date.now();
     proxy.cut();
@@ -121,6 +128,9 @@ describe('Redis goes away under load (two processes)', () => {
         checks: { database: 'ok', redis: 'unavailable' },
       });
       assert.equal((await call(server.baseUrl, 'GET', '/healthz')).status, 200);
+      // Within the command timeout (500 ms) of the store's call in flight at the cut.
+      const shown = await waitFor(2_000, async () => (await countsInMemory(server)) === 1);
+      assert.ok(shown !== null, `${server.baseUrl} shows its counts in memory on /metrics`);
     }
     // The limit holds per process: a key of 5 per minute gets 5 from each process, then 429.
     const { key: small } = await newWorkspaceKey(fdb.owner, { rateLimitPerMinute: 5 });
@@ -139,12 +149,30 @@ describe('Redis goes away under load (two processes)', () => {
       `/readyz 200 again on both after Redis is back (${back.join(', ')} ms)`,
     );
     await assertSharedQuota(4);
+    for (const server of [a, b]) assert.equal(await countsInMemory(server), 0, 'counts shared again on /metrics');
     load.setPhase('after');
     await sleep(1_000);
     const sent = await load.stop();
 
     for (const server of [a, b]) assert.ok(processState(server).alive, processState(server).description);
     assertAllSucceeded(sent, 'under load through the Redis outage');
+    // Each process says once that its limits went per process, and once that they are shared again.
+    [a, b].forEach((server, i) => {
+      const lines = server
+        .output()
+        .stdout.slice(logBefore[i])
+        .split('\n')
+        .filter((line) => line.includes('"component":"rate limits"'))
+        .map((line) => JSON.parse(line) as { level: number; store: string; msg: string });
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.store, l.msg]),
+        [
+          [50, 'redis', 'the rate-limit store is not answering: limits are counted per process until it does'],
+          [40, 'redis', 'the rate-limit store answers again: limits are counted across processes'],
+        ],
+        `the rate-limit log lines of ${server.baseUrl}`,
+      );
+    });
     const during = sent.filter((s) => s.answer.startedAt > cutAt && s.answer.endedAt < restoredAt);
     assert.ok(during.length > 20, `requests while Redis was gone: ${during.length}`);
     assert.ok(latencies(during).max < 3_000, `slowest request while Redis was gone: ${latencies(during).max} ms`);
