@@ -212,6 +212,28 @@ async function admissionsOfOneTurn(store: AdmissionStore, run: string): Promise<
     'costs 1, 1, 5, 1, 3, 1 of a quota of 10',
   );
 
+  // Five requests of one key in one turn, two places: the three refused for want of a place are
+  // not counted, so each sees the quota as the two placed left it, and so does the next request.
+  const placeOf = (n: number) => ({ bucket: `${run}:p`, holder: `p${n}`, limit: 2, leaseMs: 45_000 });
+  const crowded = await Promise.all(
+    [0, 1, 2, 3, 4].map((n) =>
+      store.admit({ bucket: `${run}:q`, limit: 10, windowMs: WINDOW_MS, cost: 1 }, placeOf(n)),
+    ),
+  );
+  assert.deepEqual(
+    crowded.map((a) => [a.count.allowed, a.count.remaining, a.placed]),
+    [
+      [true, 9, true],
+      [true, 8, true],
+      [true, 8, false],
+      [true, 8, false],
+      [true, 8, false],
+    ],
+    'refused for want of a place: not counted',
+  );
+  const next = await store.admit({ bucket: `${run}:q`, limit: 10, windowMs: WINDOW_MS, cost: 1 });
+  assert.equal(next.count.remaining, 7, 'the next request finds the two placed counted, no more');
+
   const states = await Promise.all(sent.map((t) => t.admission));
   for (const [name, limit] of [
     ['a', 50],

@@ -72,9 +72,10 @@ async function firstAnswers(answers: Promise<TestResponse>[], count: number): Pr
 }
 
 describe(`requests in flight per key (${STORE})`, () => {
-  test('a key of 3 requests at once: of 8 sent together, 3 run and 5 are 429 at once; places come back', async () => {
+  test('a key of 3 requests at once: of 8 sent together, 3 run and 5 are 429 at once, not counted; places come back', async () => {
     const { ws, contactId } = await contactToHold();
-    const writer = await ws.newKey(['contacts:write'], { concurrencyLimit: 3 });
+    // 10 a minute: the 5 refusals counted would leave too few for the requests after them.
+    const writer = await ws.newKey(['contacts:write'], { concurrencyLimit: 3, rateLimitPerMinute: 10 });
     // Authenticated once, so the held store is not needed to read the key.
     assert.equal((await patch(writer.key, contactId, 0)).status, 200);
 
@@ -89,6 +90,10 @@ describe(`requests in flight per key (${STORE})`, () => {
         assert.equal(r.headers.get('retry-after'), '1');
         assert.ok(r.headers.get('ratelimit-limit'), 'RateLimit headers on the refusal');
       }
+      // Each refusal leaves the count as it was: the same Remaining on all of them (the first
+      // request and the three running counted, about 6 left).
+      const left = new Set(refused.map((r) => r.headers.get('ratelimit-remaining')));
+      assert.equal(left.size, 1, `refusals do not count: Remaining ${[...left].join(', ')}`);
       await sleep(200);
       // The three admitted are still waiting for the contact.
       const settled = await Promise.race([Promise.all(answers).then(() => true), sleep(50).then(() => false)]);
@@ -103,6 +108,13 @@ describe(`requests in flight per key (${STORE})`, () => {
     assert.deepEqual(
       again.map((r) => r.status),
       [200, 200, 200],
+    );
+    // 7 of the quota of 10 counted (one more may have come back meanwhile): the refusals are not in it.
+    const last = await patch(writer.key, contactId, 30);
+    assert.equal(last.status, 200);
+    assert.ok(
+      ['2', '3'].includes(last.headers.get('ratelimit-remaining') ?? ''),
+      `Remaining ${last.headers.get('ratelimit-remaining')}`,
     );
   });
 

@@ -8,9 +8,10 @@
 -- each group i of p_sizes[i] requests that ask the same: their GCRA steps on bucket p_buckets[i]
 -- (interval p_intervals[i], window p_windows[i], on the database's clock) while they pass, and
 -- when p_place_buckets[i] is not null, one of p_place_limits[i] places of that bucket for each of
--- those that passed while places are free. Answers one row per group: its index, the clock, the
--- bucket's TAT before the group, how many of the group the count allowed (the first ones) and how
--- many of those took a place (the first ones; 0 when none was asked for).
+-- those that passed while places are free; in such a group only those that took a place are
+-- counted (a request refused for want of one does nothing). Answers one row per group: its index,
+-- the clock, the bucket's TAT before the group, how many of the group the count allowed (the first
+-- ones) and how many of those took a place (the first ones; 0 when none was asked for).
 --
 -- A process's row counts until p_lease_ms after it was last written: longer than any request
 -- runs, so every place it holds is still counted, and the places of a process that died stop
@@ -66,7 +67,6 @@ BEGIN
       allowed := allowed + 1;
     END LOOP;
     IF allowed > 0 THEN
-      UPDATE rate_limit_buckets SET tat_ms = tat WHERE bucket = p_buckets[i];
       IF p_place_buckets[i] IS NOT NULL THEN
         SELECT coalesce(sum(p.held), 0) INTO held_now FROM concurrency_places p
          WHERE p.bucket = p_place_buckets[i] AND p.expires_at_ms >= clock_ms;
@@ -78,6 +78,14 @@ BEGIN
             SET held = CASE WHEN p.expires_at_ms < clock_ms THEN EXCLUDED.held ELSE p.held + EXCLUDED.held END,
                 expires_at_ms = EXCLUDED.expires_at_ms;
         END IF;
+        -- Only those that took a place count: a request refused for want of one does nothing.
+        tat := prior_tat;
+        FOR k IN 1 .. placed LOOP
+          tat := tat + p_intervals[i];
+        END LOOP;
+      END IF;
+      IF tat > prior_tat THEN
+        UPDATE rate_limit_buckets SET tat_ms = tat WHERE bucket = p_buckets[i];
       END IF;
     END IF;
     RETURN NEXT;

@@ -108,6 +108,14 @@ export function gcra(
   };
 }
 
+/**
+ * The answer to a request its count allowed but that found no place free: it is refused and not
+ * counted, so its numbers are the bucket's before it (`state` is what counting it would have left).
+ */
+function uncounted(state: BucketState, take: Take, priorTat: number | null, now: number): BucketState {
+  return { ...state, remaining: state.remaining + take.cost, fullAtMs: Math.ceil(Math.max(priorTat ?? now, now)) };
+}
+
 /** The store's answer for one admission, given what the store reports: its clock, the TAT before, its verdicts. */
 function answerOf(
   take: Take,
@@ -144,10 +152,12 @@ export class MemoryAdmissionStore implements AdmissionStore {
   }
 
   admitNow(take: Take, place?: Place, now = Date.now()): Admission {
-    const { state, tat } = gcra(this.#tats.get(take.bucket) ?? null, now, take.limit, take.windowMs, take.cost);
+    const prior = this.#tats.get(take.bucket) ?? null;
+    const { state, tat } = gcra(prior, now, take.limit, take.windowMs, take.cost);
     if (tat === null) return { count: state, placed: null };
+    if (place && !this.#acquire(place, now)) return { count: uncounted(state, take, prior, now), placed: false };
     this.#tats.set(take.bucket, tat);
-    return { count: state, placed: place ? this.#acquire(place, now) : null };
+    return { count: state, placed: place ? true : null };
   }
 
   #acquire({ bucket, holder, limit, leaseMs }: Place, now: number): boolean {
@@ -212,7 +222,10 @@ export interface GroupVerdict {
   priorTat: number | null;
   /** how many of the group the count allowed: the first ones */
   allowed: number;
-  /** how many of those allowed took a place: the first ones (0 when none was asked for) */
+  /**
+   * how many of those allowed took a place: the first ones (0 when none was asked for). In a group
+   * that asks for places only these were counted: a request refused for want of one does nothing.
+   */
   placed: number;
 }
 
@@ -243,17 +256,26 @@ function asksTheSame(g: AdmissionGroup, p: Pending): boolean {
   return g.place.bucket === p.place.bucket && g.place.limit === p.place.limit && g.place.leaseMs === p.place.leaseMs;
 }
 
-/** Each member's answer, replaying the group's steps from the TAT the store reported. */
+/**
+ * Each member's answer, replaying the group's steps from the TAT the store reported. When the
+ * group asks for places, only those that took one were counted; the members after them are
+ * refused for want of a place when the count would still allow one more, else by the count.
+ */
 function answersOf(group: AdmissionGroup, v: GroupVerdict): Admission[] {
   const { take } = group;
   const step = (take.windowMs / take.limit) * take.cost;
+  const counted = group.place ? v.placed : v.allowed;
   const answers: Admission[] = [];
   let tat = v.priorTat;
   for (let j = 0; j < group.size; j++) {
-    const allowed = j < v.allowed;
-    answers.push(answerOf(take, v.now, tat, allowed, group.place ? j < v.placed : null));
+    if (j >= counted && group.place && v.allowed > v.placed) {
+      const { state } = gcra(tat, v.now, take.limit, take.windowMs, take.cost);
+      answers.push({ count: uncounted(state, take, tat, v.now), placed: false });
+      continue;
+    }
+    answers.push(answerOf(take, v.now, tat, j < counted, group.place ? j < counted : null));
     // The store's own step, in its order: the same doubles as the TAT it stored.
-    if (allowed) tat = Math.max(tat ?? v.now, v.now) + step;
+    if (j < counted) tat = Math.max(tat ?? v.now, v.now) + step;
   }
   return answers;
 }
@@ -499,7 +521,8 @@ abstract class TurnBatchedStore implements AdmissionStore {
 // asks for none). ARGV: the process, the lease, how many counts are written, how many groups, the
 // counts, then per group its size, step (interval times cost), window, whether it asks for a place
 // and the place limit. The answer is Redis's clock, then per group how many its count allowed, the
-// bucket's TAT before it and how many took a place; the numbers are strings of 17 significant
+// bucket's TAT before it and how many took a place (in a group that asks for places, only those
+// are counted); the numbers are strings of 17 significant
 // digits, which give back the very same double (Lua's tostring keeps 14, and a TAT rounded by it
 // would differ from the caller's replay of the steps).
 const ADMIT_SCRIPT = `
@@ -540,7 +563,6 @@ for g = 1, groups do
   end
   local placed = 0
   if allowed > 0 then
-    redis.call('SET', bucket, string.format('%.17g', tat), 'PX', math.ceil(tat - now) + 1)
     if ARGV[a + 4] == '1' then
       local places = KEYS[written + 2 * g]
       local fields = redis.call('HGETALL', places)
@@ -555,6 +577,12 @@ for g = 1, groups do
       end
       placed = math.min(allowed, math.max(0, tonumber(ARGV[a + 5]) - taken))
       if placed > 0 then hold(places, (own[places] or 0) + placed) end
+      -- Only those that took a place count: a request refused for want of one does nothing.
+      tat = prior
+      for k = 1, placed do tat = tat + step end
+    end
+    if tat > prior then
+      redis.call('SET', bucket, string.format('%.17g', tat), 'PX', math.ceil(tat - now) + 1)
     end
   end
   out[3 * g - 1] = allowed

@@ -212,7 +212,6 @@ export default fp<GuardOptions>(
         limit,
         leaseMs: CONCURRENCY_LEASE_MS,
       });
-      charged.set(request, cost);
       applyRateLimitHeaders(reply, d);
       if (!d.allowed) {
         opts.metrics.rateLimited('key');
@@ -220,6 +219,7 @@ export default fp<GuardOptions>(
       }
       if (placed) admission.hold(() => void opts.rateLimiter.release(subject, request.id));
       shedIfHeaviest(subject);
+      // Refused for want of a place, the request was not counted (its RateLimit headers say so).
       if (!placed) {
         opts.metrics.rateLimited('concurrency');
         throw new ApiError('concurrency_limit_exceeded', {
@@ -229,6 +229,7 @@ export default fp<GuardOptions>(
         });
       }
       admission.hold(opts.shedder.enter(subject));
+      charged.set(request, cost);
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.
