@@ -39,7 +39,7 @@ const EnvSchema = Type.Object({
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 }),
   LOAD_SHED_MAX_POOL_WAITING: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 1024 * 1024 }),
-  // At most 30 s: a key's place among its concurrent requests is leased for 45 s (plugins/guard.ts).
+  // At most 30 s: the longest a request may hold a connection and its rows' locks.
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 30_000, default: 30_000 }),
   CONNECTION_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 72_000 }),

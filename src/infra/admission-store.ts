@@ -39,7 +39,11 @@ export interface Take {
   cost: number;
 }
 
-/** One of `limit` places of `bucket` for `holder` (unique per request), held at most `leaseMs`. */
+/**
+ * One of `limit` places of `bucket` for `holder` (unique per request). In a shared store it counts
+ * until `leaseMs` after its process last wrote it (a live process writes it again in time); in
+ * memory, until given back.
+ */
 export interface Place {
   bucket: string;
   holder: string;
@@ -135,8 +139,8 @@ function answerOf(
 
 export class MemoryAdmissionStore implements AdmissionStore {
   readonly #tats = new Map<string, number>();
-  /** bucket → holder → lease end (epoch ms) */
-  readonly #places = new Map<string, Map<string, number>>();
+  /** bucket → the holders of its places */
+  readonly #places = new Map<string, Set<string>>();
   readonly #sweeper: NodeJS.Timeout;
 
   constructor() {
@@ -155,17 +159,20 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const prior = this.#tats.get(take.bucket) ?? null;
     const { state, tat } = gcra(prior, now, take.limit, take.windowMs, take.cost);
     if (tat === null) return { count: state, placed: null };
-    if (place && !this.#acquire(place, now)) return { count: uncounted(state, take, prior, now), placed: false };
+    if (place && !this.#acquire(place)) return { count: uncounted(state, take, prior, now), placed: false };
     this.#tats.set(take.bucket, tat);
     return { count: state, placed: place ? true : null };
   }
 
-  #acquire({ bucket, holder, limit, leaseMs }: Place, now: number): boolean {
+  /**
+   * In memory a place is this process's own, held until given back whatever its lease: a lease is
+   * for places whose process died, and this one is alive while it counts them.
+   */
+  #acquire({ bucket, holder, limit }: Place): boolean {
     let places = this.#places.get(bucket);
-    if (!places) this.#places.set(bucket, (places = new Map<string, number>()));
-    for (const [h, until] of places) if (until < now) places.delete(h);
+    if (!places) this.#places.set(bucket, (places = new Set<string>()));
     if (places.size >= limit) return false;
-    places.set(holder, now + leaseMs);
+    places.add(holder);
     return true;
   }
 
@@ -321,7 +328,7 @@ abstract class TurnBatchedStore implements AdmissionStore {
   /** buckets whose count the next call must write: places given back, or a call that failed */
   readonly #stale = new Set<string>();
   /** the lease of the places last asked for: a count written without a place taken gets it too */
-  #leaseMs = 45_000;
+  #leaseMs = 15_000;
   /** whether the last call failed, its admissions counted in memory */
   #countingInMemory = false;
   readonly #fallbackListeners: FallbackListener[] = [];

@@ -31,10 +31,12 @@ interface GuardOptions {
 }
 
 /**
- * How long a place among a key's concurrent requests is held at most: longer than any request may
- * run (REQUEST_TIMEOUT_MS, at most 30 s), so only a place whose process died runs out.
+ * How long a place among a key's concurrent requests counts after its process last wrote it. A
+ * process writes the places it holds again every third of this (admission-store.ts), so a request
+ * keeps its place however long it runs; the places of a process that died (SIGKILL, a forced exit)
+ * come back within this long.
  */
-const CONCURRENCY_LEASE_MS = 45_000;
+const CONCURRENCY_LEASE_MS = 15_000;
 
 /** A body counts as one request per this many bytes (started) against the rate limit. */
 const BODY_BYTES_PER_REQUEST = 16 * 1024;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { cleanUpProcesses, startServer, stopServer, type ServerProcess } from '../processes.js';
 import {
   call,
@@ -16,6 +17,7 @@ import {
   FaultProxy,
   newWorkspaceKey,
   openFaultDatabase,
+  REDIS_URL,
   report,
   retryUntilDone,
   serverEnv,
@@ -169,3 +171,69 @@ test('retries of an acknowledged write sent all at once (a client catching up af
   assert.deepEqual(outcomes, { '201 replayed=true': retries.length });
   for (const r of retries) assert.equal(r.json.data.id, first.json.data.id);
 });
+
+/** How long a key's place outlives its process at most (plugins/guard.ts), and the test's slack. */
+const PLACE_LEASE_MS = 15_000;
+const SLACK_MS = 2_000;
+
+for (const counts of ['PostgreSQL', 'Redis'] as const) {
+  test(`a killed process's places come back within the lease (counts in ${counts})`, async (t) => {
+    const env = serverEnv({
+      DATABASE_URL: fdb.url,
+      DB_POOL_SIZE: '4',
+      ...(counts === 'Redis' ? { REDIS_URL } : {}),
+    });
+    const [doomed, survivor] = await Promise.all([
+      startServer(env, ['--workers', '1']),
+      startServer(env, ['--workers', '1']),
+    ]);
+    const { key } = await newWorkspaceKey(fdb.owner, { concurrencyLimit: 1 });
+    const created = await call(doomed.baseUrl, 'POST', '/v1/contacts', {
+      key,
+      idem: `fault-${randomUUID()}`,
+      body: contactFor(`lease-${randomUUID().slice(0, 8)}`),
+    });
+    assert.equal(created.status, 201);
+    // The doomed process's request waits on the contact's row lock, holding the key's one place.
+    const lock = new pg.Client({ connectionString: fdb.url });
+    await lock.connect();
+    try {
+      await lock.query('BEGIN');
+      await lock.query('SELECT 1 FROM contacts WHERE id = $1 FOR UPDATE', [created.json.data.id]);
+      const held = call(doomed.baseUrl, 'PATCH', `/v2/contacts/${created.json.data.id}`, {
+        key,
+        idem: `fault-${randomUUID()}`,
+        body: { name: 'Held' },
+      });
+      const list = () => call(survivor.baseUrl, 'GET', '/v1/contacts?limit=1', { key });
+      let before: Answer | null = null;
+      for (let waited = 0; waited < 5_000; waited += 100) {
+        before = await list();
+        if (before.status === 429) break;
+        await sleep(100);
+      }
+      assert.equal(before?.json?.error?.code, 'concurrency_limit_exceeded', 'the other process sees the place taken');
+      doomed.proc.kill('SIGKILL');
+      await doomed.exited;
+      const killedAt = Date.now();
+      assert.equal((await held).status, 0, 'the held request died with its process');
+      let back: number | null = null;
+      while (Date.now() - killedAt < PLACE_LEASE_MS + SLACK_MS + 5_000) {
+        const r = await list();
+        if (r.status === 200) {
+          back = Date.now() - killedAt;
+          break;
+        }
+        assert.equal(r.json?.error?.code, 'concurrency_limit_exceeded');
+        await sleep(200);
+      }
+      assert.ok(back !== null, 'the place came back');
+      assert.ok(back <= PLACE_LEASE_MS + SLACK_MS, `the place came back ${back} ms after the kill`);
+      report(t, { counts, placeBackAfterKillMs: back });
+    } finally {
+      await lock.query('ROLLBACK').catch(() => undefined);
+      await lock.end();
+      await stopServer(survivor);
+    }
+  });
+}

@@ -52,7 +52,7 @@ export async function openFaultDatabase(label: string): Promise<FaultDatabase> {
 
 export async function newWorkspaceKey(
   owner: OwnerContext,
-  options: { rateLimitPerMinute?: number } = {},
+  options: { rateLimitPerMinute?: number; concurrencyLimit?: number } = {},
 ): Promise<{ workspaceId: string; keyId: string; key: string }> {
   const ws = await ownerCommands.createWorkspace(owner, { name: `faults-${randomUUID().slice(0, 8)}` });
   const key = await ownerCommands.createKey(owner, {
@@ -61,8 +61,9 @@ export async function newWorkspaceKey(
     scopes: ['contacts:read', 'contacts:write'],
     // A fault test is not about quotas: a key that never runs out unless the test asks for one.
     rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
-    // Nor about requests in flight: a killed process's places stay taken until their lease ends.
-    concurrencyLimit: 10_000,
+    // Nor about requests in flight (unless asked): a killed process's places stay taken until
+    // their lease ends.
+    concurrencyLimit: options.concurrencyLimit ?? 10_000,
   });
   return { workspaceId: ws.id, keyId: key.id, key: key.key };
 }

@@ -305,7 +305,7 @@ describe('API4 unrestricted resource consumption: limits on bodies, rates, heade
       },
     );
     assert.deepEqual(configured, { requestMs: 30_000, connectionIdleMs: 60_000, keepAliveMs: 72_000 }, 'the defaults');
-    // A key's place among its concurrent requests is leased for 45 s: no longer request deadline is taken.
+    // Requests are bounded to 30 s: no longer request deadline is taken.
     assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '30001' }), /REQUEST_TIMEOUT_MS must be <= 30000/);
 
     const { hostname, port } = new URL(server.baseUrl);
