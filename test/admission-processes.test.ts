@@ -63,7 +63,8 @@ async function patch(server: ServerProcess, key: string, contactId: string, n: n
  * `sent` PATCHes of one held contact, spread over `servers` at once, with a write-only key of
  * `limit` places (or the deployment's default): exactly `limit` are admitted and wait for the
  * contact, the others are 429 at once; once the contact is free the admitted ones answer 200, and
- * every place is back.
+ * every place is back. The key's quota holds only the requests admitted, with 2 to spare: the
+ * refusals are not counted, or the last requests would be refused by the quota.
  */
 async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | undefined, sent: number) {
   const ws = await ownerCommands.createWorkspace(owner, { name: `admission-${randomUUID().slice(0, 8)}` });
@@ -71,6 +72,8 @@ async function exactlyLimitAdmitted(servers: ServerProcess[], limit: number | un
     workspaceId: ws.id,
     name: 'held',
     scopes: ['contacts:write'],
+    // The creation, one request per process, the admitted and as many again, and 2 to spare.
+    rateLimitPerMinute: 1 + servers.length + 2 * (limit ?? 10) + 2,
     ...(limit === undefined ? {} : { concurrencyLimit: limit }),
   });
   const places = limit ?? 10;

@@ -13,9 +13,9 @@
 -- the clock, the bucket's TAT before the group, how many of the group the count allowed (the first
 -- ones) and how many of those took a place (the first ones; 0 when none was asked for).
 --
--- A process's row counts until p_lease_ms after it was last written: longer than any request
--- runs, so every place it holds is still counted, and the places of a process that died stop
--- counting on their own.
+-- A process's row counts until p_lease_ms after it was last written: a live process writes its
+-- rows again every third of the lease, so every place it holds is still counted, and the places
+-- of a process that died stop counting on their own.
 --
 -- Calls from several processes run at once. So that two calls never wait on each other in a cycle,
 -- each takes, before locking any row, the advisory locks of every places bucket it touches, in one
