@@ -6,8 +6,7 @@
 // server and are left to the tests that can make them happen.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eventsRepository } from '../src/modules/events/events.repository.js';
-import { contactBody, idem, type TestWorkspace } from './harness.js';
+import { contactBody, expireEvents, idem, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
 import { committedDocument } from './openapi-documents.js';
 
@@ -76,11 +75,7 @@ const ops = (): Operation[] => [
         const ws = await server.workspace();
         const head = await server.request('GET', '/v2/events/head', { key: ws.key });
         await server.request('POST', '/v2/contacts', { key: ws.key, idem: idem(), body: contactBody() });
-        await server.db.query(
-          `UPDATE events SET occurred_at = occurred_at - interval '31 days' WHERE workspace_id = $1`,
-          [ws.id],
-        );
-        await eventsRepository.purgeOlderThan(server.db, 30);
+        await expireEvents(server, ws.id);
         return (await server.request('GET', `/v2/events?after=${head.json.data.position}`, { key: ws.key })).status;
       },
     },

@@ -4,9 +4,8 @@
 // one filter, and contact tombstones that name the external_id.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, eventIdAt, eventPosition, idem, type TestWorkspace } from './harness.js';
+import { contactBody, eventIdAt, eventPosition, expireEvents, idem, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
 
 const server = useTestServer();
@@ -46,14 +45,6 @@ async function head(w: TestWorkspace): Promise<string> {
   assert.deepEqual(Object.keys(r.json.data).sort(), ['position', 'taken_at']);
   assert.match(r.json.data.position, /^evt_[A-Za-z0-9_-]{22}$/);
   return r.json.data.position as string;
-}
-
-/** Ages every event of the workspace past the retention and runs the purge the server runs. */
-async function expireFeed(w: TestWorkspace): Promise<void> {
-  await server.db.query(`UPDATE events SET occurred_at = occurred_at - interval '31 days' WHERE workspace_id = $1`, [
-    w.id,
-  ]);
-  assert.ok((await eventsRepository.purgeOlderThan(server.db, 30)) > 0);
 }
 
 describe('GET /v2/events/head', () => {
@@ -112,7 +103,7 @@ describe('410 events_expired: no silent gap after retention', () => {
     const events = await feed(w, 'type=contact.created');
     const old = events.find((e) => e.resource_id === first.id)!.id as string;
     await createContact(w);
-    await expireFeed(w);
+    await expireEvents(server, w.id);
     await createContact(w); // an event retention has not touched
 
     const r = await get(w, `/v2/events?after=${old}`);
@@ -133,7 +124,7 @@ describe('410 events_expired: no silent gap after retention', () => {
     assert.equal(page.status, 200);
     const cursor = page.json.page.next_cursor as string;
     assert.ok(cursor);
-    await expireFeed(w);
+    await expireEvents(server, w.id);
     const r = await get(w, `/v2/events?limit=1&type=contact.created&cursor=${encodeURIComponent(cursor)}`);
     assert.equal(r.status, 410, r.text);
     assert.equal(r.json.error.code, 'events_expired');
@@ -163,7 +154,7 @@ describe('410 events_expired: no silent gap after retention', () => {
     await createContact(w);
     const all = await feed(w, '');
     const last = all.at(-1).id as string;
-    await expireFeed(w);
+    await expireEvents(server, w.id);
     // Everything up to `last` was purged: resuming right after it misses nothing.
     const r = await get(w, `/v2/events?after=${last}`);
     assert.equal(r.status, 200, r.text);
@@ -183,12 +174,7 @@ describe('410 events_expired: no silent gap after retention', () => {
     await server.db.query(`INSERT INTO catalog_items (workspace_id, kind, name) VALUES ($1, 'product', 'Gone')`, [
       w.id,
     ]);
-    await server.db.query(
-      `UPDATE events SET occurred_at = occurred_at - interval '31 days'
-        WHERE workspace_id = $1 AND resource_type = 'catalog_item'`,
-      [w.id],
-    );
-    assert.ok((await eventsRepository.purgeOlderThan(server.db, 30)) > 0);
+    await expireEvents(server, w.id, 'catalog_item');
     const asContacts = await server.request('GET', `/v2/events?after=${position}`, { key: contactsOnly });
     assert.equal(asContacts.status, 200, asContacts.text);
     for (const query of [`after=${all}`, `after=${all}&resource_type=catalog_item`]) {
@@ -201,7 +187,7 @@ describe('410 events_expired: no silent gap after retention', () => {
   test('without after= or a cursor the feed starts at what retention kept', async () => {
     const w = await fresh();
     await createContact(w);
-    await expireFeed(w);
+    await expireEvents(server, w.id);
     const kept = await createContact(w);
     const events = await feed(w, '');
     assert.deepEqual(

@@ -7,6 +7,7 @@ import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createEmbeddedDatabase, createPostgresDatabase, type Database } from '../src/infra/database.js';
 import { migrate } from '../src/infra/migrate.js';
+import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { GENERATED_DATABASE_CODE } from '../src/modules/resources.js';
 import { ownerCommands, type OwnerContext } from '../src/modules/owner/owner.service.js';
 import { SCOPES, type Scope } from '../src/shared/scopes.js';
@@ -179,6 +180,27 @@ export function eventPosition(server: TestServer, workspaceId: string, id: strin
 /** The id of a feed position of `workspaceId`, as the server would issue it. */
 export const eventIdAt = (server: TestServer, workspaceId: string, stamp: bigint, seq: bigint): string =>
   server.eventIds.encode(workspaceId, [stamp.toString(), seq.toString()]);
+
+/**
+ * Ages the events of `workspaceId` (of one resource type, or all) past the 30-day retention and
+ * runs the purge the server runs. On PostgreSQL test files share one database and run at once, so
+ * another file's purge may delete these events first; what is asserted is that none is left.
+ */
+export async function expireEvents(server: TestServer, workspaceId: string, resourceType?: string): Promise<void> {
+  const only = resourceType ? ' AND resource_type = $2' : '';
+  const params = resourceType ? [workspaceId, resourceType] : [workspaceId];
+  const aged = await server.db.query(
+    `UPDATE events SET occurred_at = occurred_at - interval '31 days' WHERE workspace_id = $1${only}`,
+    params,
+  );
+  if (!aged.rowCount) throw new Error(`no events to expire in workspace ${workspaceId}`);
+  await eventsRepository.purgeOlderThan(server.db, 30);
+  const left = await server.db.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM events WHERE workspace_id = $1${only} AND occurred_at < now() - interval '30 days'`,
+    params,
+  );
+  if (left.rows[0]!.n !== '0') throw new Error(`the purge left ${left.rows[0]!.n} expired events`);
+}
 
 /** A log destination that keeps every line it is given, for tests that read what was logged. */
 export function logLines(): { lines: string[]; stream: Writable } {

@@ -18,9 +18,8 @@ import {
   type WorkspaceApiClient,
 } from '../clients/typescript/src/index.js';
 import { applyEvent, run, type SyncState } from '../examples/sync-contacts/sync.js';
-import { eventsRepository } from '../src/modules/events/events.repository.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, type TestWorkspace } from './harness.js';
+import { contactBody, expireEvents, idem, sleep, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
 
 const SYNC = fileURLToPath(new URL('../examples/sync-contacts/sync.ts', import.meta.url));
@@ -206,10 +205,7 @@ test('a copy whose position retention has passed gets 410 events_expired and is 
   const gone = pick(1)[0]!;
   await ownerCommands.deleteContact(server.owner, { contactId: gone });
   alive.delete(gone);
-  await server.db.query(`UPDATE events SET occurred_at = occurred_at - interval '40 days' WHERE workspace_id = $1`, [
-    ws.id,
-  ]);
-  assert.ok((await eventsRepository.purgeOlderThan(server.db, 30)) > 0);
+  await expireEvents(server, ws.id);
   const state = (await readState())!;
   assert.ok(gone in state.contacts);
 
