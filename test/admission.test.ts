@@ -71,6 +71,14 @@ async function firstAnswers(answers: Promise<TestResponse>[], count: number): Pr
   return done;
 }
 
+/** This server's count of answers whose client had left (wsapi_http_answers_undelivered_total). */
+async function undeliveredSoFar(): Promise<number> {
+  const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('wsapi_http_answers_undelivered_total '));
+  assert.ok(line, 'the series is on /metrics');
+  return Number(line.split(' ')[1]);
+}
+
 describe(`requests in flight per key (${STORE})`, () => {
   test('a key of 3 requests at once: of 8 sent together, 3 run and 5 are 429 at once, not counted; places come back', async () => {
     const { ws, contactId } = await contactToHold();
@@ -140,10 +148,13 @@ describe(`requests in flight per key (${STORE})`, () => {
 });
 
 describe(`a request holds its place until its work ends (${STORE})`, () => {
-  test('a client that leaves early keeps its place until the handler returns, then it comes back', async () => {
+  test('a client that leaves early keeps its place until the handler returns, then it comes back; its write is applied and accounted', async () => {
     const { ws, contactId } = await contactToHold();
     const writer = await ws.newKey(['contacts:write'], { concurrencyLimit: 1 });
+    const undeliveredBefore = await undeliveredSoFar();
     assert.equal((await patch(writer.key, contactId, 0)).status, 200);
+    let sent = 1;
+    const leftKey = idem();
     await holding(contactId, async () => {
       const leaving = new AbortController();
       const left = fetch(`${server.baseUrl}/v2/contacts/${contactId}`, {
@@ -151,27 +162,58 @@ describe(`a request holds its place until its work ends (${STORE})`, () => {
         headers: {
           authorization: `Bearer ${writer.key}`,
           'content-type': 'application/json',
-          'idempotency-key': idem(),
+          'idempotency-key': leftKey,
         },
         body: JSON.stringify({ origin: 'left' }),
         signal: leaving.signal,
       }).catch(() => 'left');
+      sent++;
       await sleep(200);
       leaving.abort();
       assert.equal(await left, 'left');
       await sleep(100);
       const meanwhile = await patch(writer.key, contactId, 1);
+      sent++;
       assert.equal(meanwhile.status, 429, 'the work of the request that left still runs');
       assert.equal(meanwhile.json.error.code, 'concurrency_limit_exceeded');
     });
     // Its handler returned once the contact was free: the place is back.
     for (let waited = 0; ; waited += 50) {
       const r = await patch(writer.key, contactId, 2);
+      sent++;
       if (r.status === 200) break;
       assert.ok(waited < 5_000, `still ${r.status}`);
       await sleep(50);
     }
     assert.equal(server.built.services.shedder.inFlight, 0, 'nothing left counted in flight');
+
+    // The write was applied, and its answer kept: a retry with its Idempotency-Key replays it.
+    const retried = await server.request('PATCH', `/v2/contacts/${contactId}`, {
+      key: writer.key,
+      idem: leftKey,
+      body: { origin: 'left' },
+    });
+    sent++;
+    assert.equal(retried.status, 200);
+    assert.equal(retried.headers.get('idempotent-replayed'), 'true');
+    assert.equal(retried.json.data.origin, 'left');
+    // Accounted like any answer: one line (with delivered: false), the metrics, the usage trail.
+    const undelivered = logged.map((l) => JSON.parse(l)).filter((l) => l.delivered === false);
+    assert.deepEqual(
+      undelivered.map((l) => [l.level, l.msg, l.req.method, l.req.path, l.res.statusCode]),
+      [[30, 'request completed', 'PATCH', `/v2/contacts/${contactId}`, 200]],
+    );
+    assert.ok(
+      !logged.some((l) => JSON.parse(l).msg === 'request aborted'),
+      'its body had arrived: not an aborted request',
+    );
+    assert.equal((await undeliveredSoFar()) - undeliveredBefore, 1);
+    await server.built.services.usage.flush();
+    const usage = await server.db.query<{ requests: number }>(
+      'SELECT sum(requests)::int AS requests FROM api_key_usage WHERE key_id = $1',
+      [writer.id],
+    );
+    assert.equal(usage.rows[0]!.requests, sent, 'every request of the key in its usage trail, the one that left too');
   });
 });
 

@@ -16,6 +16,7 @@ export class Metrics {
   readonly #shed: Counter<'reason'>;
   readonly #reads: Counter<'route'>;
   readonly #countsInMemory: Gauge;
+  readonly #undelivered: Counter;
 
   constructor(db: Database) {
     const registers = [this.registry];
@@ -45,6 +46,11 @@ export class Metrics {
       labelNames: ['route'],
       registers,
     });
+    this.#undelivered = new Counter({
+      name: 'wsapi_http_answers_undelivered_total',
+      help: 'Requests whose work ended after their client had closed the connection: done (a write applied), the answer sent nowhere. Also counted in wsapi_http_requests_total with the status answered.',
+      registers,
+    });
     this.#countsInMemory = new Gauge({
       name: 'wsapi_rate_limit_counts_in_memory',
       help: "1 while this process counts rate limits and a key's concurrent requests in its own memory because the shared store (Redis, or PostgreSQL without it) is failing: limits then hold per process; 0 otherwise.",
@@ -67,6 +73,10 @@ export class Metrics {
   /** `route`: the matched route pattern; undefined when none matched. */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
     this.#requests.observe(method, route ?? 'unmatched', status, seconds);
+  }
+
+  answerUndelivered(): void {
+    this.#undelivered.inc();
   }
 
   countsInMemory(inMemory: boolean): void {
