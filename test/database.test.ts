@@ -141,6 +141,29 @@ describe(`transactions on the ${STORE} store`, () => {
 
 // A transaction PostgreSQL aborted to break a deadlock runs again, but not at once: the one it
 // crossed must first take the locks the aborted one held (test/webhooks.test.ts crosses two for real).
+describe(`rows of the ${STORE} store`, () => {
+  test('a named statement answers plain objects of its columns, whatever their names, "__proto__" too', async () => {
+    for (let run = 0; run < 2; run++) {
+      const { rows } = await db.query<Record<string, unknown>>(
+        `SELECT 1 AS a, 'x' AS "__proto__", 2 AS "constructor", NULL AS "toString", 3 AS "a b"`,
+        [],
+        'row_names_probe',
+      );
+      assert.equal(rows.length, 1);
+      const row = rows[0]!;
+      assert.equal(Object.getPrototypeOf(row), Object.prototype, `run ${run}: the prototype untouched`);
+      assert.deepEqual(Object.keys(row), ['a', '__proto__', 'constructor', 'toString', 'a b']);
+      assert.deepEqual(Object.entries(row), [
+        ['a', 1],
+        ['__proto__', 'x'],
+        ['constructor', 2],
+        ['toString', null],
+        ['a b', 3],
+      ]);
+    }
+  });
+});
+
 describe('retryingConflicts', () => {
   const conflict = (code: string) => Object.assign(new Error('conflict'), { code });
 

@@ -175,8 +175,11 @@ function objectsOf(name: string, res: pg.QueryResult): Record<string, unknown>[]
   let known = rowObjects.get(name);
   if (!known || !sameColumns(known.columns, fields)) {
     const columns = fields.map((f) => f.name);
-    const members = columns.map((column, i) => `${JSON.stringify(column)}: values[${i}]`).join(', ');
-    // The names are the statement's own columns, written as JSON strings.
+    // The names are the statement's own columns, written as JSON strings; "__proto__" as a
+    // computed key, which makes a property of that name where a plain one would set the prototype.
+    const members = columns
+      .map((column, i) => `${column === '__proto__' ? '["__proto__"]' : JSON.stringify(column)}: values[${i}]`)
+      .join(', ');
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const make = new Function('values', `return { ${members} };`) as (values: unknown[]) => Record<string, unknown>;
     rowObjects.set(name, (known = { columns, make }));
