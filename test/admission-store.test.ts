@@ -16,6 +16,7 @@ import {
 } from '../src/infra/admission-store.js';
 import { RedisConnection } from '../src/infra/redis.js';
 import { openTestDatabase, sleep, STORE } from './harness.js';
+import { freePort } from './processes.js';
 import { describeOrSkip, findRedis } from './servers.js';
 
 const redisServer = await findRedis();
@@ -62,6 +63,32 @@ describeOrSkip(redisServer.skip, 'RedisAdmissionStore', () => {
         ['2'],
       );
     });
+  });
+
+  test('the notice of counting in memory says why by a code, never a message: a wrong password, a closed port', async () => {
+    const redisUrl = new URL(REDIS_URL);
+    const wrongPassword = new URL(REDIS_URL);
+    wrongPassword.username = 'nobody';
+    wrongPassword.password = 'not-the-password';
+    const closedPort = await freePort();
+    for (const [url, code] of [
+      [wrongPassword.href, 'WRONGPASS'],
+      [`redis://${redisUrl.hostname}:${closedPort}`, 'ECONNREFUSED'],
+    ] as const) {
+      const redis = new RedisConnection(url);
+      const store = new RedisAdmissionStore(redis);
+      const told: unknown[] = [];
+      store.onFallback(({ inMemory, failure }) => told.push([inMemory, (failure as { code?: unknown } | null)?.code]));
+      try {
+        await redis.connected(1_000);
+        const { count } = await store.admit({ bucket: `why-${process.pid}`, limit: 10, windowMs: WINDOW_MS, cost: 1 });
+        assert.equal(count.allowed, true, 'counted in memory');
+        assert.deepEqual(told, [[true, code]], url);
+      } finally {
+        await store.close();
+        redis.close();
+      }
+    }
   });
 
   test('the places of the last requests are given back in Redis as the process closes', async () => {
@@ -358,6 +385,9 @@ test(`the store says once when the counts go to memory and once when they are sh
   down = true;
   // Three calls fail, one after another: one notice.
   for (let i = 0; i < 3; i++) assert.equal((await admit()).count.allowed, true, 'counted in memory meanwhile');
+  // The store's retry a second later, with nothing to send, learns nothing: still in memory.
+  await sleep(1_300);
+  assert.equal(told.length, 1, 'no notice of being back while the store still fails');
   down = false;
   for (let i = 0; i < 2; i++) assert.equal((await admit()).count.allowed, true);
   assert.deepEqual(told, [

@@ -416,16 +416,16 @@ abstract class TurnBatchedStore implements AdmissionStore {
       this.#renewEvery(group.place.leaseMs);
     }
     const held = [...written].map((bucket) => ({ bucket, held: this.#held.get(bucket) ?? 0 }));
+    const nothingToSend = held.length === 0 && groups.length === 0;
     let verdicts: GroupVerdict[] | null = null;
     try {
-      verdicts =
-        held.length === 0 && groups.length === 0
-          ? []
-          : await this.send(
-              held,
-              this.#leaseMs,
-              groups.map((g) => g.group),
-            );
+      verdicts = nothingToSend
+        ? []
+        : await this.send(
+            held,
+            this.#leaseMs,
+            groups.map((g) => g.group),
+          );
       if (verdicts.length !== groups.length) throw new Error('the store answered another number of groups');
     } catch (err) {
       verdicts = null;
@@ -443,7 +443,8 @@ abstract class TurnBatchedStore implements AdmissionStore {
     if (verdicts === null) {
       for (const { members } of groups) for (const m of members) m.resolve(this.#inMemory(m));
     } else {
-      this.#countedInMemory(false, null);
+      // A call that sent nothing (a retry with nothing left to write) learned nothing of the store.
+      if (!nothingToSend) this.#countedInMemory(false, null);
       for (const { bucket } of held) this.#stale.delete(bucket);
       groups.forEach(({ group, members }, i) => {
         const v = verdicts[i]!;
@@ -636,8 +637,8 @@ export class RedisAdmissionStore extends TurnBatchedStore {
     let failure: Error = new Error('Redis failed lately: counted in memory until it answers again');
     const reply = await this.#redis.run(
       (client) =>
-        (client as RedisWithAdmit).admitRequests(keys.length, ...keys, ...args).catch((err: Error) => {
-          failure = err;
+        (client as RedisWithAdmit).admitRequests(keys.length, ...keys, ...args).catch((err: unknown) => {
+          failure = Object.assign(new Error('Redis failed'), { code: this.#redis.failureCode(err) });
           throw err;
         }),
       () => null,

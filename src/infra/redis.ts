@@ -13,6 +13,8 @@ export class RedisConnection {
   /** epoch ms until which Redis is not asked; 0 while it answers */
   #openUntil = 0;
   #probing = false;
+  /** What the connection last heard went wrong, or that it closed (see `failureCode`); cleared once it is ready. */
+  #connectionFailure: string | null = null;
 
   constructor(url: string, { openMs = 1_000 } = {}) {
     this.client = new Redis(url, {
@@ -26,10 +28,15 @@ export class RedisConnection {
       connectTimeout: 2_000,
       commandTimeout: 500,
     });
-    // Failures show where they matter: in `run` (counted in memory) and on /readyz (`ping`).
-    this.client.on('error', () => undefined);
+    // Failures show where they matter: in `run` (counted in memory), on /readyz (`ping`) and, by
+    // their code, in the stores' notice of counting in memory (`failureCode`).
+    this.client.on('error', (err: unknown) => (this.#connectionFailure = codeOf(err) ?? this.#connectionFailure));
+    this.client.on('close', () => (this.#connectionFailure ??= 'CONNECTION_CLOSED'));
     // A connection (re)made is Redis answering: the stores use it from the next request on.
-    this.client.on('ready', () => (this.#openUntil = 0));
+    this.client.on('ready', () => {
+      this.#openUntil = 0;
+      this.#connectionFailure = null;
+    });
     this.#openMs = openMs;
   }
 
@@ -75,7 +82,40 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * Why a command failed, as a word safe to log: a system error code (ECONNREFUSED, ENOTFOUND…), a
+   * Redis error code (WRONGPASS, NOAUTH, READONLY…), COMMAND_TIMEOUT (Redis hangs), CONNECTION_CLOSED
+   * or NOT_CONNECTED — for a command that failed for want of a connection, why the connection
+   * failed when it is known; never a message, which may name hosts or users.
+   */
+  failureCode(err: unknown): string {
+    const own = codeOf(err);
+    // A command that failed for want of a connection failed for the connection's reason, when known.
+    const forWantOfConnection = own === null || NOT_CONNECTED.has(own) || this.client.status !== 'ready';
+    if (forWantOfConnection && this.#connectionFailure) return this.#connectionFailure;
+    return own ?? ((err as Error | null)?.name || 'Error');
+  }
+
   close(): void {
     this.client.disconnect();
   }
+}
+
+/** ioredis's errors that have no code, by their fixed messages. */
+const CLIENT_FAILURES = new Map([
+  ['Command timed out', 'COMMAND_TIMEOUT'],
+  ['Connection is closed.', 'CONNECTION_CLOSED'],
+  ["Stream isn't writeable and enableOfflineQueue options is false", 'NOT_CONNECTED'],
+]);
+/** The client's codes that say only that there was no connection, not why. */
+const NOT_CONNECTED = new Set(['CONNECTION_CLOSED', 'NOT_CONNECTED']);
+
+/** The code of a Redis client's error, when it has one safe to log (see `failureCode`). */
+function codeOf(err: unknown): string | null {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(e.code)) return e.code;
+  if (typeof e?.message !== 'string') return null;
+  // An error reply starts with its code, by the protocol: "WRONGPASS invalid username-password pair".
+  if (e.name === 'ReplyError') return /^([A-Z]+)(?: |$)/.exec(e.message)?.[1] ?? null;
+  return CLIENT_FAILURES.get(e.message) ?? null;
 }

@@ -163,7 +163,7 @@ describe('Redis goes away under load (two processes)', () => {
         .stdout.slice(logBefore[i])
         .split('\n')
         .filter((line) => line.includes('"component":"rate limits"'))
-        .map((line) => JSON.parse(line) as { level: number; store: string; msg: string });
+        .map((line) => JSON.parse(line) as { level: number; store: string; msg: string; failure?: string });
       assert.deepEqual(
         lines.map((l) => [l.level, l.store, l.msg]),
         [
@@ -171,6 +171,11 @@ describe('Redis goes away under load (two processes)', () => {
           [40, 'redis', 'the rate-limit store answers again: limits are counted across processes'],
         ],
         `the rate-limit log lines of ${server.baseUrl}`,
+      );
+      // Why, by a code: the connection lost (as the client saw it first), never only "Error".
+      assert.ok(
+        ['CONNECTION_CLOSED', 'NOT_CONNECTED', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(lines[0]!.failure!),
+        `the failure of ${server.baseUrl}: ${lines[0]!.failure}`,
       );
     });
     const during = sent.filter((s) => s.answer.startedAt > cutAt && s.answer.endedAt < restoredAt);
@@ -192,6 +197,7 @@ describe('Redis goes away under load (two processes)', () => {
     const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
     const load = startLoad({ baseUrls: [a.baseUrl, b.baseUrl], key, workers: 6, tag: 'redishang' });
     await sleep(1_000);
+    const logBefore = [a, b].map((server) => server.output().stdout.length);
     load.setPhase('hanging');
     const pausedAt = Date.now();
     proxy.pause();
@@ -223,6 +229,16 @@ describe('Redis goes away under load (two processes)', () => {
     assert.ok(slowest.p50 < 100, `median request while Redis hung: ${slowest.p50} ms (each waiting for Redis?)`);
     const afterwards = sent.filter((s) => s.phaseAtStart === 'after');
     assert.ok(afterwards.length > 10);
+    // Each process says why its counts went to memory: a command that timed out.
+    [a, b].forEach((server, i) => {
+      const failures = server
+        .output()
+        .stdout.slice(logBefore[i])
+        .split('\n')
+        .filter((line) => line.includes('"component":"rate limits"') && line.includes('"level":50'))
+        .map((line) => (JSON.parse(line) as { failure?: string }).failure);
+      assert.deepEqual(failures, ['COMMAND_TIMEOUT'], `the rate-limit error lines of ${server.baseUrl}`);
+    });
     // Counting is shared through Redis again (not stuck on the timeout path).
     await assertSharedQuota(4);
     const writes = await assertWritesStoredOnce(sent, workspaceId);
