@@ -10,7 +10,7 @@ import requestConventions from './plugins/request-conventions.js';
 import guard, { addressRateLimitHeaders } from './plugins/guard.js';
 import errors from './plugins/errors.js';
 import { earlyRefusals } from './plugins/early-refusals.js';
-import { accountEveryAnswer, logEachArrival } from './http/request-accounting.js';
+import { logEachArrival, RequestAccounting } from './http/request-accounting.js';
 import { requestIds } from './http/request-ids.js';
 import { consistencyPositions } from './http/consistency.js';
 import { serverOptions } from './http/server-options.js';
@@ -65,6 +65,7 @@ export async function buildApp(
   const lingering = new Set<Socket>();
   await app.register(errors, { ensureRateLimitHeaders, lingering });
   await app.register(requestConventions, { closing: () => closing });
+  const accounting = new RequestAccounting(services);
   await app.register(guard, {
     authenticator: services.authenticator,
     rateLimiter: services.rateLimiter,
@@ -72,9 +73,10 @@ export async function buildApp(
     unauthenticatedLimitPerMinute: limitPerMinute,
     defaultConcurrentRequests: config.defaultConcurrentRequests,
     shedder: services.shedder,
+    accounting,
   });
   app.addHook('onListen', async () => services.shedder.watchEventLoop());
-  accountEveryAnswer(app, services);
+  accounting.register(app);
   consistencyPositions(app, services.reads);
   // An outage of the database, its start and its end, each one line per process (each 503 it
   // causes is a line of its own too): at warn, the level a production deployment logs at.
@@ -148,6 +150,9 @@ export async function buildApp(
         delivery?.stop(Math.min(config.webhooks.timeoutMs, Math.max(0, config.shutdownGraceMs - 1_000))),
         app.close(),
       ]);
+      // The work of requests whose clients left goes on past their connections: their accounts
+      // belong in the usage trail written next.
+      await accounting.settled();
       await services.usage.close();
       await services.authenticator.close();
       await services.rateLimiter.close();

@@ -5,6 +5,7 @@
 // limit. Requests are held in flight by a transaction of the test's own that they wait behind:
 // on PostgreSQL a lock on the contact they change, on the embedded store the store itself.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import type { Transaction } from '../src/infra/database.js';
@@ -57,6 +58,23 @@ async function holding<T>(contactId: string, whileHeld: () => Promise<T>): Promi
 
 const patch = (key: string, contactId: string, n: number) =>
   server.request('PATCH', `/v2/contacts/${contactId}`, { key, idem: idem(), body: { origin: `held-${n}` } });
+
+/**
+ * Sends a PATCH of `body` on a connection of its own, and leaves 200 ms later without reading the
+ * answer: a client that gives up while its write is held.
+ */
+async function patchAndLeave(baseUrl: string, key: string, contactId: string, idempotencyKey: string, body: unknown) {
+  const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const text = JSON.stringify(body);
+  socket.write(
+    `PATCH /v2/contacts/${contactId} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\n` +
+      `Content-Type: application/json\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
+  await sleep(200);
+  socket.destroy();
+}
 
 /** Settles when `count` of `answers` have come back, giving those. */
 async function firstAnswers(answers: Promise<TestResponse>[], count: number): Promise<TestResponse[]> {
@@ -156,21 +174,8 @@ describe(`a request holds its place until its work ends (${STORE})`, () => {
     let sent = 1;
     const leftKey = idem();
     await holding(contactId, async () => {
-      const leaving = new AbortController();
-      const left = fetch(`${server.baseUrl}/v2/contacts/${contactId}`, {
-        method: 'PATCH',
-        headers: {
-          authorization: `Bearer ${writer.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': leftKey,
-        },
-        body: JSON.stringify({ origin: 'left' }),
-        signal: leaving.signal,
-      }).catch(() => 'left');
+      await patchAndLeave(server.baseUrl, writer.key, contactId, leftKey, { origin: 'left' });
       sent++;
-      await sleep(200);
-      leaving.abort();
-      assert.equal(await left, 'left');
       await sleep(100);
       const meanwhile = await patch(writer.key, contactId, 1);
       sent++;
@@ -200,8 +205,8 @@ describe(`a request holds its place until its work ends (${STORE})`, () => {
     // Accounted like any answer: one line (with delivered: false), the metrics, the usage trail.
     const undelivered = logged.map((l) => JSON.parse(l)).filter((l) => l.delivered === false);
     assert.deepEqual(
-      undelivered.map((l) => [l.level, l.msg, l.req.method, l.req.path, l.res.statusCode]),
-      [[30, 'request completed', 'PATCH', `/v2/contacts/${contactId}`, 200]],
+      undelivered.map((l) => [l.level, l.msg, l.req.method, l.req.path, l.req.remoteAddress, l.res.statusCode]),
+      [[30, 'request completed', 'PATCH', `/v2/contacts/${contactId}`, '127.0.0.1', 200]],
     );
     assert.ok(
       !logged.some((l) => JSON.parse(l).msg === 'request aborted'),
@@ -214,6 +219,39 @@ describe(`a request holds its place until its work ends (${STORE})`, () => {
       [writer.id],
     );
     assert.equal(usage.rows[0]!.requests, sent, 'every request of the key in its usage trail, the one that left too');
+  });
+});
+
+describe(`shutdown and the work of clients that left (${STORE})`, () => {
+  test('shutdown waits for the work of a request whose client left, and writes it to the usage trail', async () => {
+    const { ws, contactId } = await contactToHold();
+    const writer = await ws.newKey(['contacts:write']);
+    const other = await startTestServer({ db: server.db });
+    // Authenticated once, so the held store is not needed to read the key.
+    const first = await other.request('PATCH', `/v2/contacts/${contactId}`, {
+      key: writer.key,
+      idem: idem(),
+      body: { origin: 'first' },
+    });
+    assert.equal(first.status, 200);
+    let closed = false;
+    await holding(contactId, async () => {
+      await patchAndLeave(other.baseUrl, writer.key, contactId, idem(), { origin: 'left before shutdown' });
+      void other.close().then(() => (closed = true));
+      await sleep(300);
+      assert.equal(closed, false, 'the server does not close while the work goes on');
+    });
+    for (let waited = 0; !closed; waited += 20) {
+      assert.ok(waited < 5_000, 'the server closes once the work has ended');
+      await sleep(20);
+    }
+    const usage = await server.db.query<{ requests: number }>(
+      'SELECT coalesce(sum(requests), 0)::int AS requests FROM api_key_usage WHERE key_id = $1',
+      [writer.id],
+    );
+    assert.equal(usage.rows[0]!.requests, 2, 'the request whose client left is in the usage trail');
+    const stored = await server.db.query<{ origin: string }>('SELECT origin FROM contacts WHERE id = $1', [contactId]);
+    assert.equal(stored.rows[0]!.origin, 'left before shutdown');
   });
 });
 

@@ -615,6 +615,20 @@ describe('logs', () => {
       );
       await sleep(200);
       leaving.destroy();
+      // Half a body, then the client ends its side of the connection (a FIN, as curl does when it
+      // gives up): it has left too, and gets no answer (the parser's error is not a refusal).
+      const ending = connect(port, '127.0.0.1');
+      const endingAnswer: string[] = [];
+      ending.on('data', (d: Buffer) => endingAnswer.push(d.toString('latin1')));
+      await new Promise<void>((resolve) => ending.once('connect', () => resolve()));
+      ending.write(
+        `PUT /v1/contacts/external/crm-9 HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${w.key}\r\n` +
+          `Content-Type: application/json\r\nIdempotency-Key: ${idem()}\r\nContent-Length: 100\r\n\r\n{"name":`,
+      );
+      await sleep(200);
+      ending.end();
+      await new Promise((resolve) => ending.once('close', resolve));
+      assert.equal(endingAnswer.join(''), '', 'no answer to a client that left');
       // A header line the parser cannot read.
       const refused = connect(port, '127.0.0.1');
       const answer: string[] = [];
@@ -629,8 +643,16 @@ describe('logs', () => {
     }
     const entries = lines.map((l) => JSON.parse(l) as Record<string, any>);
     const aborted = entries.filter((e) => e.msg === 'request aborted');
-    assert.equal(aborted.length, 1, 'the request its client left');
-    assert.equal(aborted[0]!.req.method, 'POST');
+    assert.deepEqual(
+      aborted.map((e) => e.req.method),
+      ['POST', 'PUT'],
+      'the requests their clients left',
+    );
+    assert.deepEqual(
+      entries.filter((e) => e.msg === 'request refused').map((e) => e.reqId),
+      [refusedId],
+      'the only refusal is the unreadable request',
+    );
     assert.match(refusedId, /^req_/);
     const refusedLines = entries.filter((e) => e.reqId === refusedId);
     assert.equal(refusedLines.length, 1, 'the request the parser refused');

@@ -17,32 +17,109 @@ export function logEachArrival(app: FastifyInstance): void {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set once the request's answer has been accounted (metrics, usage trail, log line). */
+    /** Set once the request has its one account (metrics, usage trail, log line). */
     answerAccounted: boolean;
-    /** Set once the accounting watches the answer's connection for a client that leaves. */
-    answerWatched: boolean;
+    /** Set while a metered request awaits its account: shutdown waits for it. */
+    accountAwaited: boolean;
+    /** Set once the request's answer is ready to be written (its onSend hooks run). */
+    answerReady: boolean;
   }
 }
 
+/** Methods whose requests Fastify never reads a body of. */
+const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
+
 /**
- * Once per request whose work ended, delivered or not: metrics, the key's usage trail and the log
- * line. A client that leaves once its request has been read does not stop the work it started (a
- * write is applied, and its answer kept for a retry with the same Idempotency-Key); Fastify runs
- * no onResponse hook for an answer that cannot be sent, so such an answer is accounted as its work
- * ends, with `delivered: false` on its line.
+ * Whether Fastify has yet to read this request's body before its handler can run (its rule:
+ * a body is read when the method may carry one and a content type or a non-empty body is
+ * announced). A client that leaves before then stops the request: the body is gone with it.
  */
-export function accountEveryAnswer(app: FastifyInstance, services: Pick<Services, 'metrics' | 'usage'>): void {
-  const account = (request: FastifyRequest, reply: FastifyReply, delivered: boolean): void => {
+function bodyStillToRead(request: FastifyRequest): boolean {
+  if (request.raw.readableEnded || BODILESS.has(request.method)) return false;
+  const h = request.headers;
+  return (
+    h['content-type'] !== undefined ||
+    h['transfer-encoding'] !== undefined ||
+    (h['content-length'] !== undefined && h['content-length'] !== '0')
+  );
+}
+
+/**
+ * One account of every request, as its work ends: metrics, the key's usage trail and one log line.
+ * A client that leaves once its request has been read does not stop the work it started (a write
+ * is applied, its answer kept for a retry with the same Idempotency-Key); Fastify runs no
+ * onResponse hook for an answer that cannot be sent, so such a request is accounted as its work
+ * ends, with `delivered: false` on its "request completed" line. A client that leaves before its
+ * body has been read stops its request: its one line is "request aborted", and nothing else is
+ * counted. Shutdown waits for the account of every metered request that arrived (`settled`), so
+ * that the work of clients that left is in the usage trail it writes last.
+ */
+export class RequestAccounting {
+  readonly #services: Pick<Services, 'metrics' | 'usage'>;
+  /** metered requests that arrived and have no account yet */
+  #awaited = 0;
+  #onSettled: (() => void)[] = [];
+
+  constructor(services: Pick<Services, 'metrics' | 'usage'>) {
+    this.#services = services;
+  }
+
+  register(app: FastifyInstance): void {
+    app.decorateRequest('answerAccounted', false);
+    app.decorateRequest('accountAwaited', false);
+    app.decorateRequest('answerReady', false);
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.raw.destroyed) this.#clientLeft(request, reply, true);
+      else request.answerReady = true;
+      done(null, payload);
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      this.#account(request, reply, true);
+      done();
+    });
+  }
+
+  /** Told by the guard of each metered request as it takes it in. */
+  arrived(request: FastifyRequest): void {
+    request.accountAwaited = true;
+    this.#awaited += 1;
+  }
+
+  /**
+   * Told of each metered request's connection closing (guard.ts listens for it from the request's
+   * arrival on): a close before the answer was written in full is a client that left.
+   */
+  connectionClosed(request: FastifyRequest, reply: FastifyReply): void {
+    if (!reply.raw.writableFinished) this.#clientLeft(request, reply, request.answerReady);
+  }
+
+  /** Resolves once every metered request that arrived has its account. */
+  settled(): Promise<void> {
+    if (this.#awaited === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#onSettled.push(resolve));
+  }
+
+  /** A client left: its request stops if its body is still to read, else its work goes on to its account. */
+  #clientLeft(request: FastifyRequest, reply: FastifyReply, answerReady: boolean): void {
     if (request.answerAccounted) return;
-    request.answerAccounted = true;
+    if (bodyStillToRead(request)) {
+      this.#accounted(request);
+      request.log.info({ req: request }, 'request aborted');
+    } else if (answerReady) this.#account(request, reply, false);
+  }
+
+  #account(request: FastifyRequest, reply: FastifyReply, delivered: boolean): void {
+    if (request.answerAccounted) return;
+    this.#accounted(request);
     const elapsedMs = reply.elapsedTime;
     // Read once: Fastify builds routeOptions anew on every read.
     const route = request.routeOptions;
-    services.metrics.observeRequest(request.method, route.url, reply.statusCode, elapsedMs / 1000);
-    if (!delivered) services.metrics.answerUndelivered();
+    const { metrics, usage } = this.#services;
+    metrics.observeRequest(request.method, route.url, reply.statusCode, elapsedMs / 1000);
+    if (!delivered) metrics.answerUndelivered();
     if (request.principal) {
       const schema: { operationId?: string } | undefined = route.schema;
-      services.usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
+      usage.record(request.principal.keyId, schema?.operationId ?? 'unmatched', reply.statusCode);
     }
     request.log.info(
       delivered
@@ -50,31 +127,16 @@ export function accountEveryAnswer(app: FastifyInstance, services: Pick<Services
         : { req: request, res: { statusCode: reply.statusCode }, responseTime: elapsedMs, delivered: false },
       'request completed',
     );
-  };
-  app.decorateRequest('answerAccounted', false);
-  app.decorateRequest('answerWatched', false);
-  // A client that leaves before its request has been read in full: no work was started.
-  app.addHook('onRequestAbort', (request, done) => {
-    request.log.info({ req: request }, 'request aborted');
-    done();
-  });
-  // The answer is ready: if its connection is gone already, or goes before the answer is written,
-  // no onResponse will come.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const res = reply.raw;
-    // A body cut short is answered with an error nobody reads; its "request aborted" line is its account.
-    if (!request.raw.complete) return done(null, payload);
-    if (res.destroyed) account(request, reply, false);
-    else if (!request.answerWatched) {
-      request.answerWatched = true;
-      res.once('close', () => {
-        if (!res.writableFinished) account(request, reply, false);
-      });
-    }
-    done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    account(request, reply, true);
-    done();
-  });
+  }
+
+  #accounted(request: FastifyRequest): void {
+    request.answerAccounted = true;
+    if (!request.accountAwaited) return;
+    request.accountAwaited = false;
+    this.#awaited -= 1;
+    if (this.#awaited > 0) return;
+    const waiting = this.#onSettled;
+    this.#onSettled = [];
+    for (const resolve of waiting) resolve();
+  }
 }

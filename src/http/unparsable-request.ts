@@ -31,6 +31,12 @@ export function answerUnparsableRequest(
     socket.destroy();
     return;
   }
+  // The client ended its side of the connection in the middle of a request it had begun: it has
+  // left. The request already has its "request aborted" line; answering would only refuse it again.
+  if (err.code === 'HPE_INVALID_EOF_STATE' && requestInProgress(socket)) {
+    socket.destroy();
+    return;
+  }
   const framing = err.code !== undefined && FRAMING_ERRORS.has(err.code);
   const header = err.code === 'HPE_HEADER_OVERFLOW' || framing ? null : unreadableHeader(err);
   const error =
@@ -103,4 +109,10 @@ function unreadableHeader(err: Error & { bytesParsed?: number; rawPacket?: unkno
   if (requestLineEnd < 0 || lineStart <= requestLineEnd) return null;
   const name = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}):/.exec(sent.subarray(lineStart).toString('latin1'));
   return name ? name[1]! : null;
+}
+
+/** Whether Node's HTTP server has handed a request of this connection on, and not answered it yet. */
+function requestInProgress(socket: Socket): boolean {
+  // Node's server sets the connection's current response here while a request is in progress.
+  return (socket as Socket & { _httpMessage?: unknown })._httpMessage != null;
 }

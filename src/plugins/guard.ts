@@ -19,6 +19,7 @@ import type { RateLimitDecision, RateLimiter } from '../infra/rate-limiter.js';
 import type { LoadShedder } from '../infra/load-shedder.js';
 import { bodyBytes } from '../http/request-size.js';
 import { answersOnly, hooksOf } from '../http/route-hooks.js';
+import type { RequestAccounting } from '../http/request-accounting.js';
 import './types.js';
 
 interface GuardOptions {
@@ -28,6 +29,8 @@ interface GuardOptions {
   unauthenticatedLimitPerMinute: number;
   defaultConcurrentRequests: number;
   shedder: LoadShedder;
+  /** told of each metered request's arrival and of its connection closing (request-accounting.ts) */
+  accounting: Pick<RequestAccounting, 'arrived' | 'connectionClosed'>;
 }
 
 /**
@@ -79,10 +82,19 @@ class Admission {
   #handling = false;
   #held: (() => void)[] = [];
 
-  constructor(response: FastifyReply['raw']) {
-    response.once('close', () => {
+  /** `onClose`: told as the request's connection closes, answered or not. */
+  constructor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    onClose: (request: FastifyRequest, reply: FastifyReply) => void,
+  ) {
+    // Read now: once its client has gone, the socket no longer knows the address (Node keeps what
+    // was read), and the request's log line names it.
+    void request.socket.remoteAddress;
+    reply.raw.once('close', () => {
       this.#closed = true;
       if (!this.#handling) this.#giveBack();
+      onClose(request, reply);
     });
   }
 
@@ -145,6 +157,8 @@ export function addressRateLimitHeaders(rateLimiter: RateLimiter, limitPerMinute
 export default fp<GuardOptions>(
   async function guard(app: FastifyInstance, opts: GuardOptions) {
     app.decorateRequest('principal', null);
+    const connectionClosed = (request: FastifyRequest, reply: FastifyReply) =>
+      opts.accounting.connectionClosed(request, reply);
 
     const limitByAddress = async (ip: string, reply: FastifyReply) => {
       const d = await opts.rateLimiter.consume(`ip:${ip}`, opts.unauthenticatedLimitPerMinute);
@@ -183,7 +197,8 @@ export default fp<GuardOptions>(
       const config = route.config;
       if (config.unmetered) return;
       // Listening before anything is awaited: a client may leave at any point.
-      const admission = new Admission(reply.raw);
+      opts.accounting.arrived(request);
+      const admission = new Admission(request, reply, connectionClosed);
       admissions.set(request, admission);
       if (config.public) {
         await limitByAddress(request.ip, reply);
