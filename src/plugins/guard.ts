@@ -3,7 +3,8 @@
 // no database write. Every answer, refusals included, carries RateLimit-Limit/-Remaining/-Reset
 // (spec 4.1.2, 8.1): the key's quota once the key is known, the client address's quota for
 // requests without a valid key. An admitted request holds its place (in this process, and among
-// the key's places across the deployment) until its answer is sent or its client leaves.
+// the key's places across the deployment) until its work ends: its answer sent, or its client gone
+// and its handler returned.
 import fp from 'fastify-plugin';
 import type {
   FastifyInstance,
