@@ -102,7 +102,7 @@ export interface Config {
   readonly webhooks: WebhookConfig;
 }
 
-/** When one process counts as saturated and sheds the heaviest keys' work (docs/api-conventions.md). */
+/** When one process counts as saturated and sheds the heaviest workspaces' work (docs/api-conventions.md). */
 export interface LoadSheddingConfig {
   /** requests in flight in this process */
   readonly maxInFlight: number;

@@ -34,16 +34,16 @@ async function contactToHold() {
 }
 
 /**
- * Runs `whileHeld` while a transaction of the test holds the contact (and, on the embedded store,
- * the store): writes to it wait until `whileHeld` returns.
+ * Runs `whileHeld` while a transaction of the test holds the contacts (and, on the embedded store,
+ * the store): writes to them wait until `whileHeld` returns.
  */
-async function holding<T>(contactId: string, whileHeld: () => Promise<T>): Promise<T> {
+async function holding<T>(contactId: string | string[], whileHeld: () => Promise<T>): Promise<T> {
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   let locked!: () => void;
   const isLocked = new Promise<void>((r) => (locked = r));
   const tx = server.db.transaction(async (t: Transaction) => {
-    await t.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+    await t.query('SELECT id FROM contacts WHERE id = ANY($1::uuid[]) FOR UPDATE', [[contactId].flat()]);
     locked();
     await released;
   });
@@ -256,7 +256,45 @@ describe(`shutdown and the work of clients that left (${STORE})`, () => {
 });
 
 describe(`load shedding (${STORE}; this server counts 4 requests in flight as saturated)`, () => {
-  test('the key holding the most is refused with 503 first; a lighter key and the probes are served', async () => {
+  test('a workspace is one tenant, however many keys it spreads its requests over', async () => {
+    // Hostile: three keys of one workspace, one request each; the other workspace: one key, one
+    // request. Four in flight: saturated. Counted per key, the other workspace's key would tie
+    // with each hostile key and be shed, and a fourth hostile key would pass.
+    const hostile = await contactToHold();
+    const hostileKeys = await Promise.all([0, 1, 2, 3].map(() => hostile.ws.newKey(['contacts:write'])));
+    const other = await contactToHold();
+    const otherKey = await other.ws.newKey(['contacts:write']);
+    // Authenticated once, so the held store is not needed to read the keys.
+    for (const k of hostileKeys) assert.equal((await patch(k.key, hostile.contactId, 0)).status, 200);
+    assert.equal((await patch(otherKey.key, other.contactId, 0)).status, 200);
+
+    const { held, otherAgain, hostileFourth } = await holding([hostile.contactId, other.contactId], async () => {
+      const held = [
+        ...hostileKeys.slice(0, 3).map((k, n) => patch(k.key, hostile.contactId, n + 1)),
+        patch(otherKey.key, other.contactId, 1),
+      ];
+      const shedder = server.built.services.shedder;
+      for (let waited = 0; shedder.inFlight < 4; waited += 10) {
+        assert.ok(waited < 5_000, `only ${shedder.inFlight} requests in flight`);
+        await sleep(10);
+      }
+      // Each is answered at once if shed, or held with the others if admitted.
+      const hostileFourth = patch(hostileKeys[3]!.key, hostile.contactId, 9);
+      const otherAgain = patch(otherKey.key, other.contactId, 2);
+      await sleep(200);
+      return { held, otherAgain, hostileFourth };
+    });
+    const fourth = await hostileFourth;
+    assert.equal(fourth.status, 503, 'a new key of the heaviest workspace is shed');
+    assert.equal(fourth.json.error.code, 'server_overloaded');
+    assert.equal((await otherAgain).status, 200, 'the lighter workspace is served');
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+  });
+
+  test('the workspace holding the most is refused with 503 first; a lighter one and the probes are served', async () => {
     const { ws, contactId } = await contactToHold();
     const heavy = await ws.newKey(['contacts:write']);
     const light = (await server.workspace({ scopes: ['contacts:read'] })).key;

@@ -54,7 +54,7 @@ const WHEN: Record<ErrorCode, string> = {
   address_rate_limit_exceeded: 'requests without a valid key from this address are past their limit; see Retry-After',
   internal_error: 'an unexpected error, logged with the request id',
   service_unavailable: 'the store cannot be reached or gave up; see Retry-After',
-  server_overloaded: 'the process is saturated and this key holds the most of it; see Retry-After',
+  server_overloaded: "the process is saturated and this key's workspace holds the most of it; see Retry-After",
 };
 
 /** The codes of `codes` when `on`; none otherwise. */

@@ -1,6 +1,6 @@
-// Authentication, rate limiting, load shedding, the key's concurrent requests, workspace status and
-// scope, in that order, before the body is read: a request that may not run costs no parsing and
-// no database write. Every answer, refusals included, carries RateLimit-Limit/-Remaining/-Reset
+// Authentication, rate limiting, load shedding (by workspace), the key's concurrent requests,
+// workspace status and scope, in that order, before the body is read: a request that may not run
+// costs no parsing and no database write. Every answer, refusals included, carries RateLimit-Limit/-Remaining/-Reset
 // (spec 4.1.2, 8.1): the key's quota once the key is known, the client address's quota for
 // requests without a valid key. An admitted request holds its place (in this process, and among
 // the key's places across the deployment) until its work ends: its answer sent, or its client gone
@@ -236,7 +236,10 @@ export default fp<GuardOptions>(
         throw rateLimited(d, 'rate_limit_exceeded');
       }
       if (placed) admission.hold(() => void opts.rateLimiter.release(subject, request.id));
-      shedIfHeaviest(subject);
+      // Shed by workspace, the tenant: a workspace that spreads its requests over many keys is one
+      // heavy tenant, not many light ones.
+      const tenant = `ws:${principal.workspaceId}`;
+      shedIfHeaviest(tenant);
       // Refused for want of a place, the request was not counted (its RateLimit headers say so).
       if (!placed) {
         opts.metrics.rateLimited('concurrency');
@@ -246,7 +249,7 @@ export default fp<GuardOptions>(
           details: { limit },
         });
       }
-      admission.hold(opts.shedder.enter(subject));
+      admission.hold(opts.shedder.enter(tenant));
       charged.set(request, cost);
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');

@@ -75,7 +75,7 @@ export const ERROR_CODES = {
   ...codes(503, 'api_error', {
     service_unavailable: 'The service is temporarily unavailable; retry after the time in Retry-After.',
     server_overloaded:
-      'The service is saturated and this client has the most requests in progress on it; retry after the time in Retry-After.',
+      "The service is saturated and this key's workspace (or, without a key, this address) has the most requests in progress on it; retry after the time in Retry-After.",
   }),
 };
 

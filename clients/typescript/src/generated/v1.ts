@@ -542,7 +542,7 @@ export interface components {
     /**
      * @description Service temporarily unavailable; retry after Retry-After. error.code is one of:
      *     - `service_unavailable`: the store cannot be reached or gave up; see Retry-After
-     *     - `server_overloaded`: the process is saturated and this key holds the most of it; see Retry-After
+     *     - `server_overloaded`: the process is saturated and this key's workspace holds the most of it; see Retry-After
      */
     ServiceUnavailable: {
       headers: {
