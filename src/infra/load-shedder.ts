@@ -1,5 +1,5 @@
-// Load shedding in one process. Each admitted request is counted under its subject (a key's
-// quota, or a client address) until it ends. While the process is saturated — too many requests
+// Load shedding in one process. Each admitted request is counted under its subject (its key's
+// workspace, or a client address) until it ends. While the process is saturated — too many requests
 // in flight, an event loop running late, or database connections queued for — a new request of
 // the subject holding the most requests here is refused, so the work that is shed is the heaviest
 // tenant's, and the others keep their latency. Probes are never counted nor refused (guard.ts).
