@@ -219,15 +219,16 @@ describeOrSkip(
     });
     after(() => Promise.all([stopServer(one), stopServer(two)]));
 
-    test('in every process the key holding the most is refused with 503; a lighter key and the probes are served', async () => {
+    test('in every process the workspace holding the most is refused with 503; a lighter one and the probes are served', async () => {
       const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
       const heavy = await ownerCommands.createKey(owner, {
         workspaceId: ws.id,
         name: 'heavy',
         scopes: ['contacts:write'],
       });
+      const lighter = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
       const light = await ownerCommands.createKey(owner, {
-        workspaceId: ws.id,
+        workspaceId: lighter.id,
         name: 'light',
         scopes: ['contacts:read'],
       });
@@ -263,10 +264,10 @@ describeOrSkip(
         );
         for (const s of [one, two]) {
           const shed = await patch(s, heavy.key, contactId, 99);
-          assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest key is shed`);
+          assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest workspace is shed`);
           assert.equal(shed.json.error.code, 'server_overloaded');
           assert.equal(shed.headers.get('retry-after'), '1');
-          assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter key is served`);
+          assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter workspace is served`);
           for (const probe of ['/healthz', '/readyz'])
             assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
         }
