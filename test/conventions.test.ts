@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { before, describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, sleep, type TestResponse, type TestWorkspace } from './harness.js';
+import { contactBody, idem, sleep, type TestResponse, type TestWorkspace, UNKNOWN_ID } from './harness.js';
 import { useTestServer } from './test-server.js';
 import { dereference } from './openapi-documents.js';
 
@@ -22,7 +22,6 @@ const OPERATION_IDS = [
   'updateContact',
   'upsertContactByExternalId',
 ];
-const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
 
 let ws: TestWorkspace;
 let contactId: string;

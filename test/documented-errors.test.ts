@@ -6,7 +6,7 @@
 // server and are left to the tests that can make them happen.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contactBody, expireEvents, idem, type TestWorkspace } from './harness.js';
+import { contactBody, expireEvents, idem, type TestWorkspace, UNKNOWN_ID } from './harness.js';
 import { useTestServer } from './test-server.js';
 import { committedDocument } from './openapi-documents.js';
 
@@ -25,8 +25,6 @@ const server = useTestServer({
     contactId = r.json.data.id as string;
   },
 });
-
-const UNKNOWN = '6f1c2a9e-0000-4000-8000-00000000abcd';
 
 interface Operation {
   method: string;
@@ -113,7 +111,7 @@ const provoke: Record<string, (op: Operation) => Promise<number>> = {
   '400': (op) => (op.body ? send(op, { idem: null }) : send(op, { path: `${op.path}?colour=blue` })),
   '401': (op) => send(op, { key: 'wsk_nope.nope' }),
   '403': async (op) => send(op, { key: (await w.newKey(['workspace:read'])).key }),
-  '404': (op) => send(op, { path: op.path.replace(contactId, UNKNOWN) }),
+  '404': (op) => send(op, { path: op.path.replace(contactId, UNKNOWN_ID) }),
   '409': async (op) => {
     const key = idem();
     await send(op, { idem: key });

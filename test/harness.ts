@@ -16,6 +16,9 @@ import { assertMatchesContract } from './contract.js';
 
 export const STORE: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
 
+/** An id of the right shape that no row has: what a 404 is asked with. */
+export const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
+
 export interface TestResponse<T = any> {
   status: number;
   headers: Headers;

@@ -2,7 +2,7 @@
 // concurrent duplicates, expiry and purge, and the error object of every refusal.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { contactBody, idem, STORE, type TestResponse, type TestWorkspace } from './harness.js';
+import { contactBody, idem, STORE, type TestResponse, type TestWorkspace, UNKNOWN_ID } from './harness.js';
 import { useTestServer } from './test-server.js';
 
 let ws: TestWorkspace;
@@ -328,12 +328,11 @@ describe('scope and storage of a key', () => {
 
   test('a PATCH that is 404 is not stored: the same key on an existing contact gives 200', async () => {
     const key = idem();
-    const missingId = '6f1c2a9e-0000-4000-8000-00000000abcd';
-    const missing = await patch(missingId, { name: 'Ghost' }, key);
+    const missing = await patch(UNKNOWN_ID, { name: 'Ghost' }, key);
     assertError(missing, 404, 'not_found', 'resource_not_found');
     assert.equal(await storedKeys(ws.id, key), 0);
     // retrying the failed request executes it again (still 404), it is not a replay of a 404
-    assertError(await patch(missingId, { name: 'Ghost' }, key), 404, 'not_found', 'resource_not_found');
+    assertError(await patch(UNKNOWN_ID, { name: 'Ghost' }, key), 404, 'not_found', 'resource_not_found');
     const c = await createContact();
     const ok = await patch(c.id, { name: 'Ghost' }, key);
     assert.equal(ok.status, 200);

@@ -7,7 +7,7 @@ import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { sleep, type RequestOptions, type TestResponse, type TestServer, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
 
-export const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
+export { UNKNOWN_ID } from './harness.js';
 
 // Words that name data spec 1.5 says never leaves the product; a property name is split into
 // words on _, - and camelCase boundaries, as the conformance suite does.

@@ -5,9 +5,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { contactBody, idem, logLines, sleep, startTestServer, type TestServer } from './harness.js';
-
-const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
+import { contactBody, idem, logLines, sleep, startTestServer, type TestServer, UNKNOWN_ID } from './harness.js';
 
 describe('logs', () => {
   test('at info, one line per request as it is answered: method, path, address, status, time, request id', async () => {

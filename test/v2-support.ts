@@ -10,7 +10,7 @@ import { useTestServer } from './test-server.js';
 
 export const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-export const UNKNOWN_ID = '6f1c2a9e-0000-4000-8000-00000000abcd';
+export { UNKNOWN_ID } from './harness.js';
 export const TIMEZONE = 'America/Sao_Paulo';
 export const ERROR_KEYS = ['code', 'details', 'message', 'request_id', 'type'];
 

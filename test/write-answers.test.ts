@@ -9,7 +9,14 @@ import { describe, test } from 'node:test';
 import { Contact, ContactBatchPartialResults, ContactBatchResults } from '../src/modules/contacts/contacts.schemas.js';
 import { Single } from '../src/shared/schemas.js';
 import { ODD, schemaText } from './schema-text.js';
-import { contactBody, idem, type RequestOptions, type TestResponse, type TestWorkspace } from './harness.js';
+import {
+  contactBody,
+  idem,
+  type RequestOptions,
+  type TestResponse,
+  type TestWorkspace,
+  UNKNOWN_ID,
+} from './harness.js';
 import { useTestServer } from './test-server.js';
 
 let w: TestWorkspace;
@@ -72,7 +79,7 @@ describe('answers of single contact writes, written by the database', () => {
 
   test('a PATCH of a contact that does not exist is 404 and records nothing: its key is still free', async () => {
     const key = idem();
-    const missing = await server.request('PATCH', '/v2/contacts/6f1c2a9e-0000-4000-8000-00000000abcd', {
+    const missing = await server.request('PATCH', `/v2/contacts/${UNKNOWN_ID}`, {
       key: w.key,
       idem: key,
       body: { name: 'Nobody' },
