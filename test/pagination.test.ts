@@ -2,7 +2,9 @@
 // binding and tamper evidence, millisecond timestamps as filters, rows moving while a client pages,
 // the appointment filters and the query parameter rules (the index a page runs on: pagination-plans).
 import assert from 'node:assert/strict';
+import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { instanceSetting } from '../src/infra/instance-settings.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { idem, startTestServer, type TestResponse, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -228,8 +230,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
       for (const bits of [1, 32]) assertInvalidCursor(await get(ws, withCursor('/v1/contacts', flip(cursor, i, bits))));
     }
     // a well-formed payload with another position, carrying the original signature
-    const payload = JSON.parse(Buffer.from(cursor.slice(0, dot), 'base64url').toString('utf8'));
-    payload.k = [all[40].updated_at, all[40].id];
+    const payload = [all[40].updated_at, all[40].id];
     const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}${cursor.slice(dot)}`;
     assertInvalidCursor(await get(ws, withCursor('/v1/contacts', forged)));
     for (const junk of [
@@ -308,6 +309,35 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     const appointmentsCursor = await firstCursor(both, '/v1/appointments');
     assertInvalidCursor(await get(both, withCursor('/v1/appointments', contactsCursor)));
     assertInvalidCursor(await get(both, withCursor('/v1/contacts', appointmentsCursor)));
+  });
+
+  test('a cursor carries the position of the last row served and nothing else: no workspace, no filter', async () => {
+    const cursor = await firstCursor(ws, '/v1/contacts?status=talking');
+    const talking = all.filter((c) => c.status === 'talking');
+    const body = JSON.parse(Buffer.from(cursor.slice(0, cursor.indexOf('.')), 'base64url').toString('utf8'));
+    assert.deepEqual(body, [talking[1].updated_at, talking[1].id]);
+    assert.ok(cursor.length <= 120, `a cursor of ${cursor.length} characters`);
+  });
+
+  test('a cursor of the earlier form (its binding in the payload) is still followed, and still bound', async () => {
+    const secret = createSecretKey(Buffer.from((await instanceSetting(server.db, 'cursor_secret'))!, 'utf8'));
+    const filters = createHash('sha256').update('{}').digest('base64url').slice(0, 16);
+    const earlier = (workspaceId: string) => {
+      const payload = { r: 'contacts', w: workspaceId, f: filters, k: [all[1].updated_at, all[1].id] };
+      const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+      const mac = createHmac('sha256', secret).update(body).digest().subarray(0, 16).toString('base64url');
+      return `${body}.${mac}`;
+    };
+    const r = await get(ws, withCursor('/v1/contacts', earlier(ws.id)));
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
+    // the next page's cursor is of the current form, and leads on
+    const next = await get(ws, withCursor('/v1/contacts', r.json.page.next_cursor));
+    assert.deepEqual(ids(next.json.data), ids(all.slice(4, 6)));
+    const other = await server.workspace();
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', earlier(other.id))));
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=talking', earlier(ws.id))));
+    assertInvalidCursor(await get(ws, withCursor('/v1/appointments', earlier(ws.id))));
   });
 
   test('a cursor is valid on another instance of the service over the same store', async () => {

@@ -94,9 +94,10 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
       const cursor: string = page.json.page.next_cursor;
       assert.equal(typeof cursor, 'string');
       const [body, mac] = cursor.split('.') as [string, string];
-      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-      payload.k = Array.isArray(payload.k) ? payload.k.map((v: unknown) => (typeof v === 'string' ? `0${v}` : v)) : [];
-      const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`;
+      // the cursor's payload is the sort key of the page's last item
+      const key: unknown[] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      const moved = key.map((v) => (typeof v === 'string' ? `0${v}` : v));
+      const forged = `${Buffer.from(JSON.stringify(moved)).toString('base64url')}.${mac}`;
       const otherList = (await get(def.name === 'contacts' ? '/v2/automations?limit=1' : '/v2/contacts?limit=1')).json
         .page.next_cursor;
       const pathOfB = def.name === 'messages' ? `/v2/conversations/${contactOfB}/messages` : path;

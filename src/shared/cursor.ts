@@ -1,13 +1,25 @@
 // Keyset cursors: opaque to clients, tamper-evident (HMAC-SHA256 with the instance's cursor secret)
 // and bound to the resource, the workspace and the filters they were issued with. A cursor carries
 // the sort key of the last row served, so the next page is one index range scan whatever its depth.
+// The cursor itself holds only that key; what it is bound to is signed with it, not sent with it.
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiError } from './errors.js';
 import { canonicalJson } from './canonical-json.js';
 
 export type SortKey = readonly (string | number)[];
 
-interface CursorPayload {
+export interface CursorScope {
+  resource: string;
+  workspaceId: string;
+  /** every filter that shapes the result set (not the page size) */
+  filters: Record<string, unknown>;
+}
+
+/**
+ * A cursor of the earlier form: the binding travelled in the payload, and the signature covered the
+ * payload alone. Still accepted, so that a walk under way when a deployment changes form goes on.
+ */
+interface EarlierPayload {
   /** resource list the cursor belongs to, e.g. "contacts" */
   r: string;
   /** workspace id */
@@ -16,13 +28,6 @@ interface CursorPayload {
   f: string;
   /** sort key of the last row of the page */
   k: SortKey;
-}
-
-export interface CursorScope {
-  resource: string;
-  workspaceId: string;
-  /** every filter that shapes the result set (not the page size) */
-  filters: Record<string, unknown>;
 }
 
 const MAC_BYTES = 16;
@@ -34,10 +39,10 @@ export class CursorCodec {
     this.#secret = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
+  /** `base64url(JSON of the sort key)` `.` `base64url(MAC of the scope and that text)` */
   encode(scope: CursorScope, key: SortKey): string {
-    const payload: CursorPayload = { r: scope.resource, w: scope.workspaceId, f: filterDigest(scope.filters), k: key };
-    const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-    return `${body}.${this.#mac(body).toString('base64url')}`;
+    const body = Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+    return `${body}.${this.#mac(scope, body)}`;
   }
 
   /** The sort key carried by `cursor`, or a 400 invalid_cursor when it was not issued for this scope. */
@@ -46,44 +51,54 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw invalid();
     const body = cursor.slice(0, dot);
-    // Compare the signature as text: base64url decoding forgives padding, stray characters and
-    // the unused bits of the last one, and only the cursor exactly as issued is valid.
-    const mac = Buffer.from(cursor.slice(dot + 1), 'utf8');
-    const expected = Buffer.from(this.#mac(body).toString('base64url'), 'utf8');
-    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
-    let payload: CursorPayload;
-    try {
-      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorPayload;
-    } catch {
-      throw invalid();
-    }
-    if (
-      payload.r !== scope.resource ||
-      payload.w !== scope.workspaceId ||
-      payload.f !== filterDigest(scope.filters) ||
-      !Array.isArray(payload.k)
-    ) {
-      throw invalid();
-    }
-    return payload.k as SortKey;
+    const mac = cursor.slice(dot + 1);
+    let payload: unknown;
+    if (sameText(mac, this.#mac(scope, body))) payload = parsed(body);
+    else if (sameText(mac, this.#earlierMac(body))) payload = bound(parsed(body), scope);
+    if (!Array.isArray(payload)) throw invalid();
+    return payload as SortKey;
   }
 
-  #mac(body: string): Buffer {
-    return createHmac('sha256', this.#secret).update(body).digest().subarray(0, MAC_BYTES);
+  // The scope's parts are joined by line feeds, which none of them can hold (a canonical JSON
+  // escapes its own), so two different scopes never sign the same text.
+  #mac(scope: CursorScope, body: string): string {
+    return createHmac('sha256', this.#secret)
+      .update(`${scope.resource}\n${scope.workspaceId}\n${canonicalJson(scope.filters)}\n${body}`)
+      .digest()
+      .subarray(0, MAC_BYTES)
+      .toString('base64url');
+  }
+
+  #earlierMac(body: string): string {
+    return createHmac('sha256', this.#secret).update(body).digest().subarray(0, MAC_BYTES).toString('base64url');
   }
 }
 
-/** Digests of the filter sets seen lately, by their canonical JSON: most pages carry one of a few. */
-const digests = new Map<string, string>();
-const MAX_DIGESTS = 1_000;
+/**
+ * Compared as text: base64url decoding forgives padding, stray characters and the unused bits of
+ * the last one, and only the cursor exactly as issued is valid.
+ */
+function sameText(presented: string, expected: string): boolean {
+  const a = Buffer.from(presented, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
-function filterDigest(filters: Record<string, unknown>): string {
-  const canonical = canonicalJson(filters);
-  let digest = digests.get(canonical);
-  if (digest === undefined) {
-    digest = createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
-    if (digests.size >= MAX_DIGESTS) digests.clear();
-    digests.set(canonical, digest);
+function parsed(body: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
   }
-  return digest;
+}
+
+/** The sort key of a cursor of the earlier form when it was issued for `scope`. */
+function bound(payload: unknown, scope: CursorScope): SortKey | undefined {
+  const p = payload as Partial<EarlierPayload> | null;
+  if (p === null || typeof p !== 'object') return undefined;
+  const issuedForScope =
+    p.r === scope.resource &&
+    p.w === scope.workspaceId &&
+    p.f === createHash('sha256').update(canonicalJson(scope.filters)).digest('base64url').slice(0, 16);
+  return issuedForScope ? p.k : undefined;
 }
