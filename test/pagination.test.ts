@@ -340,6 +340,17 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     assertInvalidCursor(await get(ws, withCursor('/v1/appointments', earlier(ws.id))));
   });
 
+  test('contacts and appointments are one list in v1 and v2: a cursor of either version leads on in the other', async () => {
+    const fromV1 = await firstCursor(ws, '/v1/contacts');
+    const onV2 = await get(ws, withCursor('/v2/contacts', fromV1));
+    assert.equal(onV2.status, 200, onV2.text);
+    assert.deepEqual(ids(onV2.json.data), ids(all.slice(2, 4)));
+    const fromV2 = await firstCursor(wsAppt, '/v2/appointments');
+    const onV1 = await get(wsAppt, withCursor('/v1/appointments', fromV2));
+    assert.equal(onV1.status, 200, onV1.text);
+    assert.deepEqual(ids(onV1.json.data), ids(allAppts.slice(2, 4)));
+  });
+
   test('a cursor is valid on another instance of the service over the same store', async () => {
     const cursor = await firstCursor(ws, '/v1/contacts');
     const twin = await startTestServer({ db: server.db });
