@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { instanceSetting } from '../src/infra/instance-settings.js';
+import { CursorCodec } from '../src/shared/cursor.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { idem, startTestServer, type TestResponse, type TestWorkspace } from './harness.js';
 import { useTestServer } from './test-server.js';
@@ -338,6 +339,34 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     assertInvalidCursor(await get(ws, withCursor('/v1/contacts', earlier(other.id))));
     assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=talking', earlier(ws.id))));
     assertInvalidCursor(await get(ws, withCursor('/v1/appointments', earlier(ws.id))));
+  });
+
+  test('a cursor signed with the secret whose sort key names no position of the list is 400, never a query', async () => {
+    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
+    // Signed as the service signs: a key it would never issue is still refused before any query.
+    const signed = (key: unknown[]) =>
+      codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: {} }, key as string[]);
+    const at = all[1].updated_at as string;
+    const id = all[1].id as string;
+    const ok = await get(ws, withCursor('/v1/contacts', signed([at, id])));
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ids(ok.json.data), ids(all.slice(2, 4)));
+    for (const key of [
+      [],
+      [at],
+      [at, id, id],
+      [Date.parse(at), id],
+      [at, null],
+      ['not a time', id],
+      ['2026-02-30T00:00:00.000Z', id],
+      ['2026-01-01T24:00:00.000Z', id],
+      ['0000-01-01T00:00:00.000Z', id],
+      [`${at} `, id],
+      [at, 'not-a-uuid'],
+      [at, `${id}0`],
+    ]) {
+      assertInvalidCursor(await get(ws, withCursor('/v1/contacts', signed(key))));
+    }
   });
 
   test('contacts and appointments are one list in v1 and v2: a cursor of either version leads on in the other', async () => {

@@ -2,6 +2,7 @@
 // service's routes or an id written as [redacted].
 import type { FastifyBaseLogger, FastifyInstance, FastifyLogFn, FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
+import { UUID_TEXT } from '../shared/schemas.js';
 
 /**
  * Request log lines carry the path only, and of it only what the service itself wrote: the words of
@@ -34,7 +35,6 @@ export function routeWordsOf(app: FastifyInstance, words: Set<string>): void {
 }
 
 const REDACTED = '[redacted]';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Everything after /contacts/external/ is the id (it may hold "/"); the router also takes repeated
 // slashes.
 const EXTERNAL_ID_TAIL = /(\/contacts\/+external\/).*$/s;
@@ -60,7 +60,7 @@ function loggedPath(url: string, routeWords: ReadonlySet<string>): string {
   let changed = decoded !== raw;
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
-    if (segment === '' || segment === REDACTED || routeWords.has(segment) || UUID.test(segment)) continue;
+    if (segment === '' || segment === REDACTED || routeWords.has(segment) || UUID_TEXT.test(segment)) continue;
     segments[i] = REDACTED;
     changed = true;
   }

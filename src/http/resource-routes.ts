@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
 import { readsOf } from './consistency.js';
-import { findRow, listRows, type ListSpec, type Position } from '../infra/keyset-list.js';
+import { findRow, listRows, positionIn, type ListSpec, type Position } from '../infra/keyset-list.js';
 import type { RouteOptions, Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
 import { paginate } from '../shared/pagination.js';
@@ -75,6 +75,7 @@ export async function listPage(
     (after: Position | null, take) =>
       listRows<Record<string, string>>(db, spec, workspaceId, filters, after, take, fixed),
     sortKey,
+    (key) => positionIn(spec, key),
   );
   return reply.send(page);
 }

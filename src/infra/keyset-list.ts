@@ -4,6 +4,8 @@
 import type { TObject } from 'typebox';
 import type { Queryable } from './database.js';
 import { selectList } from './representation.js';
+import type { SortKey } from '../shared/cursor.js';
+import { UUID_TEXT } from '../shared/schemas.js';
 
 export interface FilterSpec {
   /** query parameter name */
@@ -36,6 +38,24 @@ export interface ListSpec {
 }
 
 export type Position = readonly [string, string];
+
+/** A timestamp as api_time() prints it (UTC, milliseconds, "Z"), from year 1 on; other digits of a second are read too. */
+const API_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+/**
+ * The position `key` names in the list of `spec`, or null when it names none: a timestamp of a
+ * real day and an id of the list's kind, as `listRows` casts them.
+ */
+export function positionIn(spec: ListSpec, key: SortKey): Position | null {
+  if (key.length !== 2) return null;
+  const [at, id] = key as [string, string];
+  // Date reads 2026-02-30 as 2 March and 24:00 as the next day: a time it prints back unchanged
+  // is one PostgreSQL reads too.
+  const ms = API_TIME.test(at) ? Date.parse(at) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 19) !== at.slice(0, 19)) return null;
+  const idFits = spec.idType === 'uuid' ? UUID_TEXT.test(id) : id.length > 0 && id.length <= 128;
+  return idFits ? [at, id] : null;
+}
 
 export async function listRows<Row>(
   db: Queryable,

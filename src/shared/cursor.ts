@@ -6,7 +6,8 @@ import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObjec
 import { ApiError } from './errors.js';
 import { canonicalJson } from './canonical-json.js';
 
-export type SortKey = readonly (string | number)[];
+/** The sort key of the last row of a page: its values as text (a timestamp, an id). */
+export type SortKey = readonly string[];
 
 export interface CursorScope {
   resource: string;
@@ -27,7 +28,7 @@ interface EarlierPayload {
   /** digest of the filters */
   f: string;
   /** sort key of the last row of the page */
-  k: SortKey;
+  k: unknown;
 }
 
 const MAC_BYTES = 16;
@@ -47,16 +48,15 @@ export class CursorCodec {
 
   /** The sort key carried by `cursor`, or a 400 invalid_cursor when it was not issued for this scope. */
   decode(scope: CursorScope, cursor: string): SortKey {
-    const invalid = () => new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
     const dot = cursor.indexOf('.');
-    if (dot <= 0) throw invalid();
+    if (dot <= 0) throw invalidCursor();
     const body = cursor.slice(0, dot);
     const mac = cursor.slice(dot + 1);
     let payload: unknown;
     if (sameText(mac, this.#mac(scope, body))) payload = parsed(body);
     else if (sameText(mac, this.#earlierMac(body))) payload = bound(parsed(body), scope);
-    if (!Array.isArray(payload)) throw invalid();
-    return payload as SortKey;
+    if (!isSortKey(payload)) throw invalidCursor();
+    return payload;
   }
 
   // The scope's parts are joined by line feeds, which none of them can hold (a canonical JSON
@@ -72,6 +72,17 @@ export class CursorCodec {
   #earlierMac(body: string): string {
     return createHmac('sha256', this.#secret).update(body).digest().subarray(0, MAC_BYTES).toString('base64url');
   }
+}
+
+/** The answer to a cursor that was not issued for the request, or names no position of its list. */
+export function invalidCursor(): ApiError {
+  return new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
+}
+
+// Only the service signs cursors, and every sort key it signs is one; checked all the same, so
+// that no signed text can reach a query as anything but a list of strings.
+function isSortKey(value: unknown): value is SortKey {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string');
 }
 
 /**
@@ -93,7 +104,7 @@ function parsed(body: string): unknown {
 }
 
 /** The sort key of a cursor of the earlier form when it was issued for `scope`. */
-function bound(payload: unknown, scope: CursorScope): SortKey | undefined {
+function bound(payload: unknown, scope: CursorScope): unknown {
   const p = payload as Partial<EarlierPayload> | null;
   if (p === null || typeof p !== 'object') return undefined;
   const issuedForScope =

@@ -4,6 +4,9 @@ import { Type, type TSchema } from 'typebox';
 import { IDEMPOTENCY_WINDOW } from './documented-durations.js';
 import { ERROR_TYPES } from './errors.js';
 
+/** A UUID as text, any case (what PostgreSQL's uuid type reads). */
+export const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const Uuid = Type.String({
   format: 'uuid',
   maxLength: 36,

@@ -183,6 +183,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
         },
         // The cursor holds the last event's id: as opaque as the id itself.
         (e) => [e.id] as const,
+        (key) => (key.length === 1 ? ([key[0]!] as const) : null),
       );
       // As bytes: Fastify would measure a string's length in a pass of its own before writing it.
       return reply.type('application/json; charset=utf-8').send(Buffer.from(feedPageJson(page)));

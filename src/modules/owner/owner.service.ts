@@ -10,6 +10,7 @@ import { issueKey } from '../api-keys/key-format.js';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes.js';
 import { workspacesRepository, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
 import { loadConfig } from '../../config.js';
+import { UUID_TEXT } from '../../shared/schemas.js';
 import { webhookCommands, type WebhookContext, type WebhookSendSettings } from '../webhooks/webhooks.service.js';
 import {
   DEFAULT_SEED,
@@ -73,13 +74,11 @@ export interface KeyWithUsage extends ApiKeyRow {
   usage_by_day: { day: string; requests: number }[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Contacts deleted per transaction by deleteContacts: short enough not to hold a workspace's writers long. */
 const DELETE_CHUNK = 500;
 
 function requireUuid(id: string, what: string): string {
-  if (!UUID.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id}".`);
+  if (!UUID_TEXT.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id}".`);
   return id;
 }
 

@@ -12,6 +12,7 @@ import { workspacesRepository } from '../workspaces/workspaces.repository.js';
 import { checkTargetUrl, sendOnce, TargetRefused, type AttemptOutcome } from './http-target.js';
 import { newWebhookSecret, signatureHeader } from './signing.js';
 import type { WebhookTestT } from './webhooks.openapi.js';
+import { UUID_TEXT } from '../../shared/schemas.js';
 import {
   webhooksRepository,
   type AttemptRow,
@@ -44,11 +45,10 @@ export interface TestDelivery {
   error: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EVENT_OPERATIONS = ['created', 'updated', 'deleted'] as const;
 
 function requireUuid(id: string | undefined, what: string): string {
-  if (!id || !UUID.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id ?? ''}".`);
+  if (!id || !UUID_TEXT.test(id)) throw new OwnerError(`${what} must be a UUID, got "${id ?? ''}".`);
   return id;
 }
 
