@@ -124,9 +124,14 @@ class Admission {
 /** Methods whose requests carry no body to count. */
 const BODILESS = new Set(['GET', 'HEAD']);
 
-/** Requests counted so far against the key's quota, and the admission of each. */
-const charged = new WeakMap<FastifyRequest, number>();
-const admissions = new WeakMap<FastifyRequest, Admission>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the request holds while it runs (null: unmetered, or refused before its admission). */
+    admission: Admission | null;
+    /** Requests it has been counted as so far against its key's quota (0: not counted yet). */
+    charged: number;
+  }
+}
 
 function applyRateLimitHeaders(reply: FastifyReply, d: RateLimitDecision): void {
   reply.header('ratelimit-limit', d.limit);
@@ -158,6 +163,8 @@ export function addressRateLimitHeaders(rateLimiter: RateLimiter, limitPerMinute
 export default fp<GuardOptions>(
   async function guard(app: FastifyInstance, opts: GuardOptions) {
     app.decorateRequest('principal', null);
+    app.decorateRequest('admission', null);
+    app.decorateRequest('charged', 0);
     const connectionClosed = (request: FastifyRequest, reply: FastifyReply) =>
       opts.accounting.connectionClosed(request, reply);
 
@@ -182,7 +189,7 @@ export default fp<GuardOptions>(
     app.addHook('onRoute', (route) => {
       const handler = route.handler;
       route.handler = async function (this: FastifyInstance, request, reply) {
-        const admission = admissions.get(request);
+        const admission = request.admission;
         admission?.handlerStarted();
         try {
           return await handler.call(this, request, reply);
@@ -200,7 +207,7 @@ export default fp<GuardOptions>(
       // Listening before anything is awaited: a client may leave at any point.
       opts.accounting.arrived(request);
       const admission = new Admission(request, reply, connectionClosed);
-      admissions.set(request, admission);
+      request.admission = admission;
       if (config.public) {
         await limitByAddress(request.ip, reply);
         const subject = `ip:${request.ip}`;
@@ -250,7 +257,7 @@ export default fp<GuardOptions>(
         });
       }
       admission.hold(opts.shedder.enter(tenant));
-      charged.set(request, cost);
+      request.charged = cost;
 
       if (principal.workspaceSuspended) throw new ApiError('workspace_suspended');
       // Unknown paths have no scope: they fall through to the 404 handler.
@@ -264,11 +271,11 @@ export default fp<GuardOptions>(
     // its refusal is already decided.
     const chargeTheRest = async (request: FastifyRequest, reply: FastifyReply): Promise<RateLimitDecision | null> => {
       const principal = request.principal;
-      const already = charged.get(request);
-      if (!principal || already === undefined) return null;
+      const already = request.charged;
+      if (!principal || already === 0) return null;
       const extra = requestCost(request, principal.rateLimitPerMinute) - already;
       if (extra <= 0) return null;
-      charged.set(request, already + extra);
+      request.charged = already + extra;
       const d = await opts.rateLimiter.consumeRest(
         `key:${principal.quotaId}`,
         principal.rateLimitPerMinute,
