@@ -302,6 +302,64 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     assert.equal((await get(ws, withCursor(`/v1/contacts?updated_after=${from}`, cursor))).status, 200);
   });
 
+  test('a cursor is bound to the rows a filter selects, not to how its value is spelled', async () => {
+    const path = (since: string) => `/v1/contacts?updated_after=${encodeURIComponent(since)}`;
+    const cursor = await firstCursor(ws, path('2020-01-01T00:00:00Z'));
+    const second = await get(ws, withCursor(path('2020-01-01T00:00:00Z'), cursor));
+    assert.equal(second.status, 200, second.text);
+    for (const same of [
+      '2020-01-01T00:00:00.000Z',
+      '2020-01-01T00:00:00.000000Z',
+      '2020-01-01T00:00:00+00:00',
+      '2020-01-01T02:00:00+02:00',
+      '2019-12-31t23:00:00-01:00',
+    ]) {
+      const r = await get(ws, withCursor(path(same), cursor));
+      assert.equal(r.status, 200, `${same}: ${r.text}`);
+      assert.deepEqual(ids(r.json.data), ids(second.json.data), same);
+    }
+    // another instant, or one finer than a millisecond (bound as sent), is another filter
+    for (const other of ['2020-01-01T00:00:00.001Z', '2020-01-01T00:00:00.0001Z', '2020-01-01T00:00:00+01:00']) {
+      assertInvalidCursor(await get(ws, withCursor(path(other), cursor)));
+    }
+    // an appointment window and a v2 e-mail lookup (any case) likewise
+    const window = '/v1/appointments?starts_after=2000-01-01T00:00:00Z';
+    const inWindow = await firstCursor(wsAppt, window);
+    const windowOn = await get(
+      wsAppt,
+      withCursor('/v1/appointments?starts_after=2000-01-01T01:00:00%2B01:00', inWindow),
+    );
+    assert.equal(windowOn.status, 200, windowOn.text);
+    const emails = (list: string) => `/v2/contacts?email=${encodeURIComponent(list)}`;
+    const lookup = await server.request('GET', `${emails('tie1@example.com,tie2@example.com')}&limit=1`, {
+      key: ws.key,
+    });
+    assert.equal(lookup.status, 200, lookup.text);
+    const next = await server.request(
+      'GET',
+      withCursor(`${emails('TIE1@example.com,Tie2@Example.COM')}`, lookup.json.page.next_cursor),
+      { key: ws.key },
+    );
+    assert.equal(next.status, 200, next.text);
+    assert.deepEqual(
+      [...ids(lookup.json.data), ...ids(next.json.data)].sort(),
+      ids(all.filter((c) => ['tie1@example.com', 'tie2@example.com'].includes(c.email))).sort(),
+    );
+  });
+
+  test('a cursor issued when lists bound the spelling of a filter is still followed with that spelling', async () => {
+    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
+    const since = '2020-01-01T00:00:00Z';
+    const asSent = codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: { updated_after: since } }, [
+      all[1].updated_at,
+      all[1].id,
+    ]);
+    const r = await get(ws, withCursor(`/v1/contacts?updated_after=${since}`, asSent));
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?updated_after=2020-01-01T00:00:00.001Z', asSent)));
+  });
+
   test('a contacts cursor is 400 on appointments and the other way round', async () => {
     const both = await server.workspace();
     await insertTiedContacts(both.id, 6, 1);

@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type TObject, type TSchema } from 'typebox';
 import { readsOf } from './consistency.js';
-import { findRow, listRows, positionIn, type ListSpec, type Position } from '../infra/keyset-list.js';
+import { cursorFilters, findRow, listRows, positionIn, type ListSpec, type Position } from '../infra/keyset-list.js';
 import type { RouteOptions, Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
 import { paginate } from '../shared/pagination.js';
@@ -70,7 +70,7 @@ export async function listPage(
   const sortKey = (row: Record<string, string>): Position => [row[spec.sortColumn] ?? '', row.id ?? ''];
   const page = await paginate(
     services.cursors,
-    { resource: spec.resource, workspaceId, filters: { ...filters, ...fixed } },
+    { resource: spec.resource, workspaceId, ...cursorFilters(spec, filters, fixed) },
     { limit, cursor },
     (after: Position | null, take) =>
       listRows<Record<string, string>>(db, spec, workspaceId, filters, after, take, fixed),

@@ -23,6 +23,11 @@ export interface FilterSpec {
    * plan would read the whole range and sort it).
    */
   planEachTime?: boolean;
+  /**
+   * What a cursor is bound to for this filter (shared/cursor.ts) where several spellings of its
+   * value select the same rows: one of them for all. Absent: the value as sent.
+   */
+  boundAs?: (value: unknown) => unknown;
 }
 
 export interface ListSpec {
@@ -138,6 +143,47 @@ function columnsOf(spec: ListSpec): string {
   return columns;
 }
 
+/**
+ * What a page's cursor is bound to: the filters of `query` (each as its filter binds it) and the
+ * path's; and, when a filter's binding differs from its spelling, the filters as sent.
+ */
+export function cursorFilters(
+  spec: ListSpec,
+  query: Record<string, unknown>,
+  fixed: Record<string, unknown>,
+): { filters: Record<string, unknown>; filtersAsSent?: Record<string, unknown> } {
+  const asSent = { ...query, ...fixed };
+  let filters = asSent;
+  for (const f of spec.filters) {
+    const value = query[f.param];
+    if (value === undefined || !f.boundAs) continue;
+    const bound = f.boundAs(value);
+    if (bound !== value) filters = { ...filters, [f.param]: bound };
+  }
+  return filters === asSent ? { filters } : { filters, filtersAsSent: asSent };
+}
+
+/** A validated RFC 3339 date-time with its offset (Ajv's date-time), in parts. */
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A date-time filter bound by the instant it names (2026-01-01T00:00:00Z, …00.000Z and
+ * …00+00:00 are one), printed as toISOString prints it. Bound as sent when a digit past the
+ * millisecond is not zero, which a Date cannot hold.
+ */
+export function instantBinding(value: unknown): unknown {
+  const m = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+  if (!m) return value;
+  const [, day, time, fraction = '', offset] = m as unknown as [string, string, string, string | undefined, string];
+  if (/[1-9]/.test(fraction.slice(3))) return value;
+  const ms = Date.parse(`${day}T${time}${fraction ? `.${fraction.slice(0, 3)}` : ''}${offset.toUpperCase()}`);
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+}
+
 /** Filters most lists share. */
-export const updatedAfter: FilterSpec = { param: 'updated_after', where: (p) => `updated_at > ${p}::timestamptz` };
+export const updatedAfter: FilterSpec = {
+  param: 'updated_after',
+  where: (p) => `updated_at > ${p}::timestamptz`,
+  boundAs: instantBinding,
+};
 export const equals = (param: string, column = param): FilterSpec => ({ param, where: (p) => `${column} = ${p}` });

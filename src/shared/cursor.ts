@@ -12,8 +12,16 @@ export type SortKey = readonly string[];
 export interface CursorScope {
   resource: string;
   workspaceId: string;
-  /** every filter that shapes the result set (not the page size) */
+  /**
+   * every filter that shapes the result set (not the page size), one spelling for every spelling
+   * that selects the same rows (an instant, whatever its offset)
+   */
   filters: Record<string, unknown>;
+  /**
+   * the filters as the request spelled them, when they differ from `filters`: cursors issued while
+   * lists bound the spelling itself are bound to these, and are still followed
+   */
+  filtersAsSent?: Record<string, unknown>;
 }
 
 /**
@@ -52,11 +60,19 @@ export class CursorCodec {
     if (dot <= 0) throw invalidCursor();
     const body = cursor.slice(0, dot);
     const mac = cursor.slice(dot + 1);
-    let payload: unknown;
-    if (sameText(mac, this.#mac(scope, body))) payload = parsed(body);
-    else if (sameText(mac, this.#earlierMac(body))) payload = bound(parsed(body), scope);
+    let payload = this.#payload(scope, body, mac);
+    if (payload === undefined && scope.filtersAsSent) {
+      payload = this.#payload({ ...scope, filters: scope.filtersAsSent }, body, mac);
+    }
     if (!isSortKey(payload)) throw invalidCursor();
     return payload;
+  }
+
+  /** What `body` carries when `mac` signs it for `scope`, in either form; undefined otherwise. */
+  #payload(scope: CursorScope, body: string, mac: string): unknown {
+    if (sameText(mac, this.#mac(scope, body))) return parsed(body);
+    if (sameText(mac, this.#earlierMac(body))) return bound(parsed(body), scope);
+    return undefined;
   }
 
   // The scope's parts are joined by line feeds, which none of them can hold (a canonical JSON

@@ -1,5 +1,5 @@
 // SQL for appointments: the public columns and filters, on the shared keyset builder.
-import { equals, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { equals, instantBinding, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import { Appointment } from './appointments.schemas.js';
 
 export const appointmentsSpec: ListSpec = {
@@ -11,7 +11,17 @@ export const appointmentsSpec: ListSpec = {
   filters: [
     updatedAfter,
     equals('status'),
-    { param: 'starts_after', where: (p) => `starts_at >= ${p}::timestamptz`, planEachTime: true },
-    { param: 'starts_before', where: (p) => `starts_at <= ${p}::timestamptz`, planEachTime: true },
+    {
+      param: 'starts_after',
+      where: (p) => `starts_at >= ${p}::timestamptz`,
+      planEachTime: true,
+      boundAs: instantBinding,
+    },
+    {
+      param: 'starts_before',
+      where: (p) => `starts_at <= ${p}::timestamptz`,
+      planEachTime: true,
+      boundAs: instantBinding,
+    },
   ],
 };

@@ -31,13 +31,19 @@ export const contactsSpec: ListSpec = {
  * where a list of values is planned anew for every request (its plan for the values sent always
  * looks cheaper than the generic one), about 0.05 ms of the database's CPU per lookup.
  */
-const oneOf = (param: string, column: string, normalize = (sql: string) => sql): FilterSpec => ({
+const oneOf = (
+  param: string,
+  column: string,
+  normalize = (sql: string) => sql,
+  boundAs?: FilterSpec['boundAs'],
+): FilterSpec => ({
   param,
   where: (p, value) =>
     isOneValue(value)
       ? `${normalize(column)} = ${normalize(p)}`
       : `${normalize(column)} = ANY(string_to_array(${normalize(p)}, ','))`,
   shapeOf: (value) => (isOneValue(value) ? '_one' : ''),
+  ...(boundAs ? { boundAs } : {}),
 });
 /** A lookup's value names one value: no comma (no value of the lookups' patterns holds one). */
 const isOneValue = (value: unknown) => typeof value === 'string' && !value.includes(',');
@@ -47,7 +53,14 @@ export const contactsLookupSpec: ListSpec = {
   ...contactsSpec,
   filters: [
     ...contactsSpec.filters,
-    oneOf('email', 'email', (sql) => `lower(${sql})`),
+    // Found in any case: a cursor is bound to the addresses with A-Z lowered, where JavaScript and
+    // PostgreSQL's lower() agree (another letter's case is bound as sent).
+    oneOf(
+      'email',
+      'email',
+      (sql) => `lower(${sql})`,
+      (value) => (typeof value === 'string' ? value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : value),
+    ),
     oneOf('phone', 'phone'),
     oneOf('external_id', 'external_id'),
   ],
