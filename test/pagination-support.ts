@@ -1,6 +1,86 @@
-// What the pagination tests share: the cursor of a list's first page, and a path continued by it.
+// What the pagination tests share: the fixture of two workspaces (contacts with tied updated_at,
+// appointments), the cursor of a list's first page, a path continued by it, and the error checks.
 import assert from 'node:assert/strict';
-import type { TestServer, TestWorkspace } from './harness.js';
+import { ownerCommands } from '../src/modules/owner/owner.service.js';
+import type { TestResponse, TestServer, TestWorkspace } from './harness.js';
+import { useTestServer } from './test-server.js';
+
+export const TIED = 30;
+export const SEEDED = 25;
+export const TOTAL = TIED + SEEDED;
+export const APPOINTMENTS = 40;
+
+export interface ListFixture {
+  /** TOTAL contacts: TIED of them in groups of five sharing one updated_at, the rest seeded at random */
+  ws: TestWorkspace;
+  /** every contact of ws, from one limit=100 page */
+  all: any[];
+  /** APPOINTMENTS seeded appointments */
+  wsAppt: TestWorkspace;
+  /** every appointment of wsAppt, from one limit=100 page */
+  allAppts: any[];
+}
+
+/**
+ * A test server for a file's tests, the fixture made once before them (handed to `made`), and the
+ * two reads every pagination test makes: a GET with a workspace's key, a first page's cursor.
+ */
+export function useListFixture(made: (fixture: ListFixture) => void) {
+  const server = useTestServer({ setup: async () => made(await listFixture(server)) });
+  return {
+    server,
+    get: (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key }),
+    firstCursor: (w: TestWorkspace, path: string) => firstCursor(server, w, path),
+  };
+}
+
+async function listFixture(server: TestServer): Promise<ListFixture> {
+  const ws = await server.workspace();
+  await insertTiedContacts(server, ws.id, TIED, 5);
+  await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: SEEDED, appointments: 0 } });
+  const page = await server.request('GET', '/v1/contacts?limit=100', { key: ws.key });
+  assert.equal(page.status, 200);
+
+  const wsAppt = await server.workspace();
+  await ownerCommands.seed(server.owner, {
+    workspaceId: wsAppt.id,
+    amounts: { contacts: 5, appointments: APPOINTMENTS },
+  });
+  const appts = await server.request('GET', '/v1/appointments?limit=100', { key: wsAppt.key });
+  assert.equal(appts.status, 200);
+  return { ws, all: page.json.data, wsAppt, allAppts: appts.json.data };
+}
+
+/** `count` contacts in groups of `groupSize` sharing one updated_at: one INSERT (one stamp) a group. */
+export async function insertTiedContacts(
+  server: TestServer,
+  workspaceId: string,
+  count: number,
+  groupSize: number,
+): Promise<void> {
+  for (let first = 0; first < count; first += groupSize) {
+    await server.db.query(
+      `INSERT INTO contacts (workspace_id, name, email, status)
+       SELECT $1, 'Tie ' || g, 'tie' || g || '@example.com', (ARRAY['talking', 'lost', 'cold_list'])[1 + g % 3]
+         FROM generate_series($2::int, $3::int) AS g`,
+      [workspaceId, first, Math.min(first + groupSize, count) - 1],
+    );
+  }
+}
+
+export const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+
+export const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+
+export function assertError(r: TestResponse, status: number, type: string, code: string): void {
+  assert.equal(r.status, status, r.text);
+  assert.deepEqual(Object.keys(r.json), ['error']);
+  assert.equal(r.json.error.type, type);
+  assert.equal(r.json.error.code, code);
+  assert.equal(r.json.error.request_id, r.headers.get('x-request-id'));
+}
+
+export const assertInvalidCursor = (r: TestResponse) => assertError(r, 400, 'invalid_request', 'invalid_cursor');
 
 /** The next_cursor of the first page of `path` (two items a page), which must have a second page. */
 export async function firstCursor(server: TestServer, w: TestWorkspace, path: string): Promise<string> {

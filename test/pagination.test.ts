@@ -1,49 +1,30 @@
-// Keyset pagination of the lists (spec 2.5, 4.1.5, 8.4): walks against one big page, cursor
-// binding and tamper evidence, millisecond timestamps as filters, rows moving while a client pages,
-// the appointment filters and the query parameter rules (the index a page runs on: pagination-plans).
+// Keyset pagination of the lists (spec 2.5, 4.1.5, 8.4): walks against one big page, millisecond
+// timestamps as filters, rows moving while a client pages, the appointment filters and the query
+// parameter rules (cursor binding and tamper evidence: pagination-cursors; the index a page runs
+// on: pagination-plans).
 import assert from 'node:assert/strict';
-import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { instanceSetting } from '../src/infra/instance-settings.js';
-import { CursorCodec } from '../src/shared/cursor.js';
-import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { idem, startTestServer, type TestResponse, type TestWorkspace } from './harness.js';
-import { useTestServer } from './test-server.js';
-import { firstCursor as firstCursorOf, withCursor } from './pagination-support.js';
+import { idem, type TestResponse, type TestWorkspace } from './harness.js';
+import {
+  APPOINTMENTS,
+  assertError,
+  assertInvalidCursor,
+  ids,
+  insertTiedContacts,
+  useListFixture,
+  plusMs,
+  TIED,
+  TOTAL,
+  withCursor,
+} from './pagination-support.js';
 
 const MS_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const TIED = 30;
-const SEEDED = 25;
-const TOTAL = TIED + SEEDED;
-const APPOINTMENTS = 40;
 
-/** TOTAL contacts: TIED of them in groups of five sharing one updated_at, the rest seeded at random. */
 let ws: TestWorkspace;
-/** APPOINTMENTS seeded appointments. */
-let wsAppt: TestWorkspace;
-/** every contact of ws, from one limit=100 page */
 let all: any[];
-/** every appointment of wsAppt, from one limit=100 page */
+let wsAppt: TestWorkspace;
 let allAppts: any[];
-const server = useTestServer({
-  setup: async () => {
-    ws = await server.workspace();
-    await insertTiedContacts(ws.id, TIED, 5);
-    await ownerCommands.seed(server.owner, { workspaceId: ws.id, amounts: { contacts: SEEDED, appointments: 0 } });
-    const page = await get(ws, '/v1/contacts?limit=100');
-    assert.equal(page.status, 200);
-    all = page.json.data;
-
-    wsAppt = await server.workspace();
-    await ownerCommands.seed(server.owner, {
-      workspaceId: wsAppt.id,
-      amounts: { contacts: 5, appointments: APPOINTMENTS },
-    });
-    const appts = await get(wsAppt, '/v1/appointments?limit=100');
-    assert.equal(appts.status, 200);
-    allAppts = appts.json.data;
-  },
-});
+const { server, get, firstCursor } = useListFixture((f) => ({ ws, all, wsAppt, allAppts } = f));
 
 interface Sortable {
   updated_at: string;
@@ -53,22 +34,6 @@ interface Sortable {
 /** (updated_at, id) ascending; both print in fixed-width forms whose text order is their value order. */
 const byKey = (a: Sortable, b: Sortable) =>
   a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-
-const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
-
-const get = (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key });
-
-/** `count` contacts in groups of `groupSize` sharing one updated_at: one INSERT (one stamp) a group. */
-async function insertTiedContacts(workspaceId: string, count: number, groupSize: number): Promise<void> {
-  for (let first = 0; first < count; first += groupSize) {
-    await server.db.query(
-      `INSERT INTO contacts (workspace_id, name, email, status)
-       SELECT $1, 'Tie ' || g, 'tie' || g || '@example.com', (ARRAY['talking', 'lost', 'cold_list'])[1 + g % 3]
-         FROM generate_series($2::int, $3::int) AS g`,
-      [workspaceId, first, Math.min(first + groupSize, count) - 1],
-    );
-  }
-}
 
 interface Walk {
   items: any[];
@@ -111,28 +76,6 @@ function assertSorted(rows: Sortable[]): void {
     assert.equal(byKey(rows[i - 1]!, rows[i]!), -1, `row ${i} is after row ${i - 1} in (updated_at, id)`);
   }
 }
-
-function assertError(r: TestResponse, status: number, type: string, code: string): void {
-  assert.equal(r.status, status, r.text);
-  assert.deepEqual(Object.keys(r.json), ['error']);
-  assert.equal(r.json.error.type, type);
-  assert.equal(r.json.error.code, code);
-  assert.equal(r.json.error.request_id, r.headers.get('x-request-id'));
-}
-
-const assertInvalidCursor = (r: TestResponse) => assertError(r, 400, 'invalid_request', 'invalid_cursor');
-
-const firstCursor = (w: TestWorkspace, path: string) => firstCursorOf(server, w, path);
-
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-/** The cursor with the character at `i` replaced by its base64url neighbour (index XOR `bits`). */
-const flip = (cursor: string, i: number, bits = 1) => {
-  const at = BASE64URL.indexOf(cursor[i]!);
-  const replacement = at < 0 ? 'A' : BASE64URL[at ^ bits]!;
-  return cursor.slice(0, i) + replacement + cursor.slice(i + 1);
-};
-
-const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 
 describe('walking the contact list', () => {
   test('the fixture: one limit=100 page holds every contact, sorted by (updated_at, id), ties included', async () => {
@@ -222,235 +165,6 @@ describe('walking the contact list', () => {
   });
 });
 
-describe('cursors are opaque, tamper-evident and bound to what they were issued for', () => {
-  test('a changed character anywhere in the cursor, or a forged one, is 400 invalid_cursor', async () => {
-    const cursor = await firstCursor(ws, '/v1/contacts');
-    const dot = cursor.indexOf('.');
-    const positions = [0, Math.floor(dot / 2), dot - 1, dot + 1, Math.floor((dot + cursor.length) / 2)];
-    for (const i of positions) {
-      for (const bits of [1, 32]) assertInvalidCursor(await get(ws, withCursor('/v1/contacts', flip(cursor, i, bits))));
-    }
-    // a well-formed payload with another position, carrying the original signature
-    const payload = [all[40].updated_at, all[40].id];
-    const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}${cursor.slice(dot)}`;
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', forged)));
-    for (const junk of [
-      'abc',
-      'x.y',
-      '.',
-      cursor.slice(0, dot),
-      cursor.slice(0, -2),
-      cursor.slice(dot + 1),
-      `${cursor}AA`,
-      Buffer.from(JSON.stringify(payload)).toString('base64url'),
-    ]) {
-      assertInvalidCursor(await get(ws, withCursor('/v1/contacts', junk)));
-    }
-    // the untouched cursor still works
-    const ok = await get(ws, withCursor('/v1/contacts', cursor));
-    assert.equal(ok.status, 200);
-    assert.deepEqual(ids(ok.json.data), ids(all.slice(2, 4)));
-  });
-
-  test('only the cursor exactly as issued is accepted (no alternative spellings of the signature)', async () => {
-    const cursor = await firstCursor(ws, '/v1/contacts');
-    const dot = cursor.indexOf('.');
-    const variants = [
-      flip(cursor, cursor.length - 1, 1), // low bits of the last base64url character
-      `${cursor}=`,
-      `${cursor}!`,
-      `${cursor.slice(0, dot + 1)}!${cursor.slice(dot + 1)}`,
-    ];
-    const accepted: string[] = [];
-    for (const v of variants) {
-      const r = await get(ws, withCursor('/v1/contacts', v));
-      if (r.status !== 400 || r.json?.error?.code !== 'invalid_cursor')
-        accepted.push(`${r.status} for …${v.slice(-8)}`);
-    }
-    assert.deepEqual(accepted, [], 'altered cursors must be 400 invalid_cursor');
-  });
-
-  test('a cursor of workspace A is 400 in workspace B', async () => {
-    const other = await server.workspace();
-    await insertTiedContacts(other.id, 6, 1);
-    const cursor = await firstCursor(ws, '/v1/contacts');
-    assertInvalidCursor(await get(other, withCursor('/v1/contacts', cursor)));
-    // and the other way round
-    const theirs = await firstCursor(other, '/v1/contacts');
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', theirs)));
-  });
-
-  test('a cursor issued with status=talking is 400 with another status or without the filter', async () => {
-    const cursor = await firstCursor(ws, '/v1/contacts?status=talking');
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=lost', cursor)));
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', cursor)));
-    assertInvalidCursor(
-      await get(ws, withCursor(`/v1/contacts?status=talking&updated_after=${all[0].updated_at}`, cursor)),
-    );
-    const same = await get(ws, withCursor('/v1/contacts?status=talking', cursor));
-    assert.equal(same.status, 200);
-    // and a cursor issued without a filter is not valid with one
-    const plain = await firstCursor(ws, '/v1/contacts');
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=talking', plain)));
-  });
-
-  test('a cursor issued with one updated_after is 400 with another', async () => {
-    const from = all[3].updated_at as string;
-    const cursor = await firstCursor(ws, `/v1/contacts?updated_after=${from}`);
-    assertInvalidCursor(await get(ws, withCursor(`/v1/contacts?updated_after=${plusMs(from, 1)}`, cursor)));
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', cursor)));
-    assert.equal((await get(ws, withCursor(`/v1/contacts?updated_after=${from}`, cursor))).status, 200);
-  });
-
-  test('a cursor is bound to the rows a filter selects, not to how its value is spelled', async () => {
-    const path = (since: string) => `/v1/contacts?updated_after=${encodeURIComponent(since)}`;
-    const cursor = await firstCursor(ws, path('2020-01-01T00:00:00Z'));
-    const second = await get(ws, withCursor(path('2020-01-01T00:00:00Z'), cursor));
-    assert.equal(second.status, 200, second.text);
-    for (const same of [
-      '2020-01-01T00:00:00.000Z',
-      '2020-01-01T00:00:00.000000Z',
-      '2020-01-01T00:00:00+00:00',
-      '2020-01-01T02:00:00+02:00',
-      '2019-12-31t23:00:00-01:00',
-    ]) {
-      const r = await get(ws, withCursor(path(same), cursor));
-      assert.equal(r.status, 200, `${same}: ${r.text}`);
-      assert.deepEqual(ids(r.json.data), ids(second.json.data), same);
-    }
-    // another instant, or one finer than a millisecond (bound as sent), is another filter
-    for (const other of ['2020-01-01T00:00:00.001Z', '2020-01-01T00:00:00.0001Z', '2020-01-01T00:00:00+01:00']) {
-      assertInvalidCursor(await get(ws, withCursor(path(other), cursor)));
-    }
-    // an appointment window and a v2 e-mail lookup (any case) likewise
-    const window = '/v1/appointments?starts_after=2000-01-01T00:00:00Z';
-    const inWindow = await firstCursor(wsAppt, window);
-    const windowOn = await get(
-      wsAppt,
-      withCursor('/v1/appointments?starts_after=2000-01-01T01:00:00%2B01:00', inWindow),
-    );
-    assert.equal(windowOn.status, 200, windowOn.text);
-    const emails = (list: string) => `/v2/contacts?email=${encodeURIComponent(list)}`;
-    const lookup = await server.request('GET', `${emails('tie1@example.com,tie2@example.com')}&limit=1`, {
-      key: ws.key,
-    });
-    assert.equal(lookup.status, 200, lookup.text);
-    const next = await server.request(
-      'GET',
-      withCursor(`${emails('TIE1@example.com,Tie2@Example.COM')}`, lookup.json.page.next_cursor),
-      { key: ws.key },
-    );
-    assert.equal(next.status, 200, next.text);
-    assert.deepEqual(
-      [...ids(lookup.json.data), ...ids(next.json.data)].sort(),
-      ids(all.filter((c) => ['tie1@example.com', 'tie2@example.com'].includes(c.email))).sort(),
-    );
-  });
-
-  test('a cursor issued when lists bound the spelling of a filter is still followed with that spelling', async () => {
-    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
-    const since = '2020-01-01T00:00:00Z';
-    const asSent = codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: { updated_after: since } }, [
-      all[1].updated_at,
-      all[1].id,
-    ]);
-    const r = await get(ws, withCursor(`/v1/contacts?updated_after=${since}`, asSent));
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?updated_after=2020-01-01T00:00:00.001Z', asSent)));
-  });
-
-  test('a contacts cursor is 400 on appointments and the other way round', async () => {
-    const both = await server.workspace();
-    await insertTiedContacts(both.id, 6, 1);
-    await ownerCommands.seed(server.owner, { workspaceId: both.id, amounts: { contacts: 0, appointments: 6 } });
-    const contactsCursor = await firstCursor(both, '/v1/contacts');
-    const appointmentsCursor = await firstCursor(both, '/v1/appointments');
-    assertInvalidCursor(await get(both, withCursor('/v1/appointments', contactsCursor)));
-    assertInvalidCursor(await get(both, withCursor('/v1/contacts', appointmentsCursor)));
-  });
-
-  test('a cursor carries the position of the last row served and nothing else: no workspace, no filter', async () => {
-    const cursor = await firstCursor(ws, '/v1/contacts?status=talking');
-    const talking = all.filter((c) => c.status === 'talking');
-    const body = JSON.parse(Buffer.from(cursor.slice(0, cursor.indexOf('.')), 'base64url').toString('utf8'));
-    assert.deepEqual(body, [talking[1].updated_at, talking[1].id]);
-    assert.ok(cursor.length <= 120, `a cursor of ${cursor.length} characters`);
-  });
-
-  test('a cursor of the earlier form (its binding in the payload) is still followed, and still bound', async () => {
-    const secret = createSecretKey(Buffer.from((await instanceSetting(server.db, 'cursor_secret'))!, 'utf8'));
-    const filters = createHash('sha256').update('{}').digest('base64url').slice(0, 16);
-    const earlier = (workspaceId: string) => {
-      const payload = { r: 'contacts', w: workspaceId, f: filters, k: [all[1].updated_at, all[1].id] };
-      const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-      const mac = createHmac('sha256', secret).update(body).digest().subarray(0, 16).toString('base64url');
-      return `${body}.${mac}`;
-    };
-    const r = await get(ws, withCursor('/v1/contacts', earlier(ws.id)));
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
-    // the next page's cursor is of the current form, and leads on
-    const next = await get(ws, withCursor('/v1/contacts', r.json.page.next_cursor));
-    assert.deepEqual(ids(next.json.data), ids(all.slice(4, 6)));
-    const other = await server.workspace();
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', earlier(other.id))));
-    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=talking', earlier(ws.id))));
-    assertInvalidCursor(await get(ws, withCursor('/v1/appointments', earlier(ws.id))));
-  });
-
-  test('a cursor signed with the secret whose sort key names no position of the list is 400, never a query', async () => {
-    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
-    // Signed as the service signs: a key it would never issue is still refused before any query.
-    const signed = (key: unknown[]) =>
-      codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: {} }, key as string[]);
-    const at = all[1].updated_at as string;
-    const id = all[1].id as string;
-    const ok = await get(ws, withCursor('/v1/contacts', signed([at, id])));
-    assert.equal(ok.status, 200, ok.text);
-    assert.deepEqual(ids(ok.json.data), ids(all.slice(2, 4)));
-    for (const key of [
-      [],
-      [at],
-      [at, id, id],
-      [Date.parse(at), id],
-      [at, null],
-      ['not a time', id],
-      ['2026-02-30T00:00:00.000Z', id],
-      ['2026-01-01T24:00:00.000Z', id],
-      ['0000-01-01T00:00:00.000Z', id],
-      [`${at} `, id],
-      [at, 'not-a-uuid'],
-      [at, `${id}0`],
-    ]) {
-      assertInvalidCursor(await get(ws, withCursor('/v1/contacts', signed(key))));
-    }
-  });
-
-  test('contacts and appointments are one list in v1 and v2: a cursor of either version leads on in the other', async () => {
-    const fromV1 = await firstCursor(ws, '/v1/contacts');
-    const onV2 = await get(ws, withCursor('/v2/contacts', fromV1));
-    assert.equal(onV2.status, 200, onV2.text);
-    assert.deepEqual(ids(onV2.json.data), ids(all.slice(2, 4)));
-    const fromV2 = await firstCursor(wsAppt, '/v2/appointments');
-    const onV1 = await get(wsAppt, withCursor('/v1/appointments', fromV2));
-    assert.equal(onV1.status, 200, onV1.text);
-    assert.deepEqual(ids(onV1.json.data), ids(allAppts.slice(2, 4)));
-  });
-
-  test('a cursor is valid on another instance of the service over the same store', async () => {
-    const cursor = await firstCursor(ws, '/v1/contacts');
-    const twin = await startTestServer({ db: server.db });
-    try {
-      const r = await twin.request('GET', withCursor('/v1/contacts', cursor), { key: ws.key });
-      assert.equal(r.status, 200, r.text);
-      assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
-    } finally {
-      await twin.close();
-    }
-  });
-});
-
 describe('millisecond timestamps', () => {
   test('every timestamp is printed with exactly millisecond precision and stored at that precision', async () => {
     for (const c of all) {
@@ -531,7 +245,7 @@ describe('millisecond timestamps', () => {
 describe('a contact updated while a client pages', () => {
   test('moves to the end of the order and is seen again later in the walk; nothing is skipped', async () => {
     const w = await server.workspace();
-    await insertTiedContacts(w.id, 9, 1);
+    await insertTiedContacts(server, w.id, 9, 1);
     const before = (await get(w, '/v1/contacts?limit=100')).json.data as any[];
     assert.equal(before.length, 9);
     const seenEarly = before[0];
