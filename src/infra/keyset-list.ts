@@ -44,22 +44,15 @@ export interface ListSpec {
 
 export type Position = readonly [string, string];
 
-/** A timestamp as api_time() prints it (UTC, milliseconds, "Z"), from year 1 on; other digits of a second are read too. */
-const API_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
-
 /**
- * The position `key` names in the list of `spec`, or null when it names none: a timestamp of a
- * real day and an id of the list's kind, as `listRows` casts them.
+ * The position `key` names in the list of `spec`, or null when it names none: a date-time
+ * PostgreSQL reads and an id of the list's kind, as `listRows` casts them.
  */
 export function positionIn(spec: ListSpec, key: SortKey): Position | null {
   if (key.length !== 2) return null;
   const [at, id] = key as [string, string];
-  // Date reads 2026-02-30 as 2 March and 24:00 as the next day: a time it prints back unchanged
-  // is one PostgreSQL reads too.
-  const ms = API_TIME.test(at) ? Date.parse(at) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 19) !== at.slice(0, 19)) return null;
   const idFits = spec.idType === 'uuid' ? UUID_TEXT.test(id) : id.length > 0 && id.length <= 128;
-  return idFits ? [at, id] : null;
+  return idFits && instantOf(at) !== null ? [at, id] : null;
 }
 
 export async function listRows<Row>(
@@ -163,21 +156,34 @@ export function cursorFilters(
   return filters === asSent ? { filters } : { filters, filtersAsSent: asSent };
 }
 
-/** A validated RFC 3339 date-time with its offset (Ajv's date-time), in parts. */
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+/** An RFC 3339 date-time with its offset, from year 1 on, in parts. */
+const DATE_TIME = /^(?!0000)(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * The instant `text` names, as toISOString prints it, and whether that is exact (no digit past the
+ * millisecond but zeros); null when `text` is no date-time PostgreSQL reads. Date reads 2026-02-30
+ * as 2 March and 24:00 as the next day: a day and time it prints back unchanged are real ones.
+ */
+function instantOf(text: string): { iso: string; exact: boolean } | null {
+  const m = DATE_TIME.exec(text);
+  if (!m) return null;
+  const [, day, time, fraction = '', sign, hours = '0', minutes = '0'] = m as unknown as (string | undefined)[];
+  const asUtc = Date.parse(`${day}T${time}Z`);
+  if (Number.isNaN(asUtc) || new Date(asUtc).toISOString().slice(0, 19) !== `${day}T${time}`) return null;
+  if (Number(hours) > 15 || Number(minutes) > 59) return null;
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * 60_000;
+  const ms = asUtc - offsetMs + Number(fraction.slice(0, 3).padEnd(3, '0'));
+  return { iso: new Date(ms).toISOString(), exact: !/[1-9]/.test(fraction.slice(3)) };
+}
 
 /**
  * A date-time filter bound by the instant it names (2026-01-01T00:00:00Z, …00.000Z and
- * …00+00:00 are one), printed as toISOString prints it. Bound as sent when a digit past the
- * millisecond is not zero, which a Date cannot hold.
+ * …00+00:00 are one). Bound as sent when a digit past the millisecond is not zero, which the
+ * instant's text cannot hold.
  */
 export function instantBinding(value: unknown): unknown {
-  const m = typeof value === 'string' ? DATE_TIME.exec(value) : null;
-  if (!m) return value;
-  const [, day, time, fraction = '', offset] = m as unknown as [string, string, string, string | undefined, string];
-  if (/[1-9]/.test(fraction.slice(3))) return value;
-  const ms = Date.parse(`${day}T${time}${fraction ? `.${fraction.slice(0, 3)}` : ''}${offset.toUpperCase()}`);
-  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+  const instant = typeof value === 'string' ? instantOf(value) : null;
+  return instant?.exact ? instant.iso : value;
 }
 
 /** Filters most lists share. */
