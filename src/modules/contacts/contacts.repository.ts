@@ -35,7 +35,7 @@ const oneOf = (
   param: string,
   column: string,
   normalize = (sql: string) => sql,
-  boundAs?: FilterSpec['boundAs'],
+  spelling = (value: string) => value,
 ): FilterSpec => ({
   param,
   where: (p, value) =>
@@ -43,7 +43,10 @@ const oneOf = (
       ? `${normalize(column)} = ${normalize(p)}`
       : `${normalize(column)} = ANY(string_to_array(${normalize(p)}, ','))`,
   shapeOf: (value) => (isOneValue(value) ? '_one' : ''),
-  ...(boundAs ? { boundAs } : {}),
+  // The rows a lookup selects depend on the set of its values, not on their order or repetition:
+  // its cursor is bound to that set, sorted, each value in the spelling that selects the same rows.
+  boundAs: (value) =>
+    typeof value === 'string' ? [...new Set(value.split(',').map(spelling))].sort().join(',') : value,
 });
 /** A lookup's value names one value: no comma (no value of the lookups' patterns holds one). */
 const isOneValue = (value: unknown) => typeof value === 'string' && !value.includes(',');
@@ -59,7 +62,7 @@ export const contactsLookupSpec: ListSpec = {
       'email',
       'email',
       (sql) => `lower(${sql})`,
-      (value) => (typeof value === 'string' ? value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : value),
+      (value) => value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()),
     ),
     oneOf('phone', 'phone'),
     oneOf('external_id', 'external_id'),
