@@ -8,6 +8,7 @@ import { ownerCommands } from '../src/modules/owner/owner.service.js';
 import { CursorCodec } from '../src/shared/cursor.js';
 import { startTestServer, type TestWorkspace } from './harness.js';
 import {
+  assertError,
   assertInvalidCursor,
   ids,
   insertTiedContacts,
@@ -245,6 +246,64 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     const onV1 = await get(wsAppt, withCursor('/v1/appointments', fromV2));
     assert.equal(onV1.status, 200, onV1.text);
     assert.deepEqual(ids(onV1.json.data), ids(allAppts.slice(2, 4)));
+  });
+
+  test('the weakest key that reads a list walks it by cursor; a key without its scope gets 403, never a page', async () => {
+    const contactsOnly = await ws.newKey(['contacts:read']);
+    const appointmentsOnly = await wsAppt.newKey(['appointments:read']);
+    /** Every item of `path`, seven a page, followed by `key`. */
+    const walk = async (key: string, path: string) => {
+      const items: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const url: string = `${path}${path.includes('?') ? '&' : '?'}limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const r = await server.request('GET', url, { key });
+        assert.equal(r.status, 200, `${url}: ${r.text}`);
+        items.push(...r.json.data);
+        cursor = r.json.page.next_cursor;
+      } while (cursor);
+      return items;
+    };
+    const lookedUp = ['tie3@example.com', 'tie11@example.com', 'tie12@example.com', 'tie27@example.com'];
+    const contactWalks: [string, any[]][] = [
+      ['/v1/contacts', all],
+      ['/v2/contacts', all],
+      ['/v1/contacts?status=talking', all.filter((c) => c.status === 'talking')],
+      [`/v2/contacts?email=${lookedUp.join(',')}`, all.filter((c) => lookedUp.includes(c.email))],
+      [
+        `/v1/contacts?updated_after=${encodeURIComponent(all[12].updated_at)}`,
+        all.filter((c) => c.updated_at > all[12].updated_at),
+      ],
+    ];
+    for (const [path, expected] of contactWalks) {
+      assert.deepEqual(ids(await walk(contactsOnly.key, path)), ids(expected), path);
+    }
+    for (const path of ['/v1/appointments', '/v2/appointments']) {
+      assert.deepEqual(ids(await walk(appointmentsOnly.key, path)), ids(allAppts), path);
+    }
+
+    // A cursor is the workspace's, not the key's: one issued to the all-scope key leads on with the
+    // weakest, and the other way round.
+    const issuedToAll = await firstCursor(ws, '/v1/contacts');
+    const followed = await server.request('GET', withCursor('/v1/contacts', issuedToAll), { key: contactsOnly.key });
+    assert.equal(followed.status, 200, followed.text);
+    assert.deepEqual(ids(followed.json.data), ids(all.slice(2, 4)));
+    const first = await server.request('GET', '/v1/contacts?limit=2', { key: contactsOnly.key });
+    const back = await get(ws, withCursor('/v1/contacts', first.json.page.next_cursor));
+    assert.deepEqual(ids(back.json.data), ids(all.slice(2, 4)));
+
+    // A key of the workspace without the list's scope, sent a good cursor or a bad one: 403 either way.
+    const noContacts = await ws.newKey(['appointments:read']);
+    for (const cursor of [issuedToAll, 'forged']) {
+      for (const list of ['/v1/contacts', '/v2/contacts']) {
+        assertError(
+          await server.request('GET', withCursor(list, cursor), { key: noContacts.key }),
+          403,
+          'permission_error',
+          'insufficient_scope',
+        );
+      }
+    }
   });
 
   test('a cursor is valid on another instance of the service over the same store', async () => {
