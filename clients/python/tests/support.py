@@ -109,7 +109,7 @@ class Server:
             ["node", str(self.cli), "serve"], env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=str(REPO_DIR)
         )
 
-    def _wait_healthy(self, timeout: float = 60.0) -> None:
+    def _wait_healthy(self, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
             if self.process is not None and self.process.poll() is not None:
