@@ -20,6 +20,8 @@ let pair: ReplicaPair;
 let env: NodeJS.ProcessEnv;
 let replicaAdmin: pg.Client;
 let key: string;
+/** the workspace of `key` */
+let workspaceId: string;
 /**
  * two processes in `token` consistency, reads allowed to lag a minute behind: a paused replica
  * stays in use, and a read without a token shows what it has applied
@@ -45,11 +47,12 @@ before(async () => {
   servers = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
   const ws = await cli(['workspaces', 'create', '--name', 'replicas', '--json'], env);
   assert.equal(ws.code, 0, ws.stderr);
+  workspaceId = JSON.parse(ws.stdout).id as string;
   const scopes = 'contacts:read,contacts:write,events:read';
   const created = await cli(
     // Far above what the readers send: a 429 would hide what the tests look for.
     [
-      ...['keys', 'create', '--workspace', JSON.parse(ws.stdout).id, '--scopes', scopes, '--name', 'r'],
+      ...['keys', 'create', '--workspace', workspaceId, '--scopes', scopes, '--name', 'r'],
       ...['--rate-limit', '1000000/min', '--concurrency', '100', '--json'],
     ],
     env,
@@ -67,9 +70,9 @@ async function call(
   server: ServerProcess,
   method: string,
   path: string,
-  options: { body?: unknown; token?: string } = {},
+  options: { body?: unknown; token?: string; key?: string } = {},
 ): Promise<{ status: number; json: any; token: string | null }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${options.key ?? key}` };
   if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
     headers['idempotency-key'] = randomUUID();
@@ -200,6 +203,64 @@ test(
     }
   },
 );
+
+test('on the replica, the weakest keys read what their scopes allow and nothing more', { skip }, async () => {
+  const [writer, reader] = servers as [ServerProcess, ServerProcess];
+  const keyWith = async (scopes: string) => {
+    const made = await cli(
+      ['keys', 'create', '--workspace', workspaceId, '--scopes', scopes, '--name', scopes, '--json'],
+      env,
+    );
+    assert.equal(made.code, 0, made.stderr);
+    return JSON.parse(made.stdout).key as string;
+  };
+  const contactsOnly = await keyWith('contacts:read');
+  const eventsOnly = await keyWith('events:read');
+  const eventsAndContacts = await keyWith('events:read,contacts:read');
+  const written = await call(writer, 'POST', '/v2/contacts', { body: contactBody() });
+  assert.equal(written.status, 201);
+  const id = written.json.data.id as string;
+  const token = written.token!;
+  const before = await routed(reader);
+
+  const got = await call(reader, 'GET', `/v2/contacts/${id}`, { token, key: contactsOnly });
+  assert.equal(got.status, 200);
+  const listed = await call(reader, 'GET', `/v2/contacts?limit=100&updated_after=2000-01-01T00:00:00Z`, {
+    token,
+    key: contactsOnly,
+  });
+  assert.ok(
+    listed.json.data.some((c: { id: string }) => c.id === id),
+    'the list holds the contact',
+  );
+  assert.equal(
+    (await call(reader, 'GET', '/v2/events', { token, key: contactsOnly })).json.error.code,
+    'insufficient_scope',
+  );
+
+  // events:read alone: nothing of contacts, not even their count; asking for them is 403.
+  const blind = await call(reader, 'GET', '/v2/events?limit=100', { token, key: eventsOnly });
+  assert.equal(blind.status, 200);
+  assert.deepEqual(blind.json.data, [], 'no event of a type the key does not read');
+  const asked = await call(reader, 'GET', `/v2/events?resource_id=${id}&resource_type=contact`, {
+    token,
+    key: eventsOnly,
+  });
+  assert.equal(asked.status, 403);
+  assert.equal(asked.json.error.code, 'insufficient_scope');
+  // with contacts:read too: the contact's event
+  const seen = await call(reader, 'GET', `/v2/events?resource_id=${id}`, { token, key: eventsAndContacts });
+  assert.deepEqual(
+    seen.json.data.map((e: { type: string }) => e.type),
+    ['contact.created'],
+  );
+
+  const counts = await routed(reader);
+  const served = (counts.replica ?? 0) + (counts.primary_replicas_behind ?? 0);
+  const servedBefore = (before.replica ?? 0) + (before.primary_replicas_behind ?? 0);
+  assert.ok((counts.replica ?? 0) - (before.replica ?? 0) >= 1, `the replica served some: ${JSON.stringify(counts)}`);
+  assert.ok(served - servedBefore >= 4, `every read went through the replica's routing: ${JSON.stringify(counts)}`);
+});
 
 test('the TypeScript client sends the token of its last write with its reads by itself', { skip }, async () => {
   const reader = servers[1]!;
