@@ -2,7 +2,8 @@
 // `systemd-analyze verify`; a primary killed with SIGKILL leaves no worker behind, so the port is
 // free and the same command started again serves; and the exit code says whether a shutdown was
 // clean: 0 when everything in flight was answered within SHUTDOWN_GRACE_MS, 1 when the grace ran
-// out, for one process on the store of this run and for `serve --workers 2` on PostgreSQL.
+// out, for one process on the store of this run and for `serve --workers 2` on PostgreSQL; and
+// what the processes counted of a key's usage is written as they stop.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -112,7 +113,7 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-async function newKey(env: NodeJS.ProcessEnv): Promise<string> {
+async function newKey(env: NodeJS.ProcessEnv): Promise<{ key: string; id: string }> {
   const ws = await cli(['workspaces', 'create', '--name', 'tree', '--json'], env);
   assert.equal(ws.code, 0, ws.stderr);
   const key = await cli(
@@ -130,7 +131,8 @@ async function newKey(env: NodeJS.ProcessEnv): Promise<string> {
     env,
   );
   assert.equal(key.code, 0, key.stderr);
-  return JSON.parse(key.stdout).key as string;
+  const { key: secret, id } = JSON.parse(key.stdout) as { key: string; id: string };
+  return { key: secret, id };
 }
 
 /**
@@ -163,7 +165,7 @@ async function exitCodes(env: NodeJS.ProcessEnv, args: string[]): Promise<void> 
   assert.deepEqual((await terminate(quick)).code, 0, 'nothing in flight: a clean shutdown exits 0');
 
   const stuck = await startServer(env, args);
-  const key = await newKey(env);
+  const { key } = await newKey(env);
   const socket = await stalledWrite(stuck.baseUrl, key);
   const ended = await terminate(stuck);
   socket.destroy();
@@ -171,8 +173,44 @@ async function exitCodes(env: NodeJS.ProcessEnv, args: string[]): Promise<void> 
   assert.ok(ended.ms >= GRACE_MS, `ended after ${ended.ms} ms, before the grace`);
 }
 
+/**
+ * Requests answered, then SIGTERM: once the service has exited 0, its key's usage trail holds every
+ * one. Each process writes its counts every 5 s and as it stops; rounds of requests are made until
+ * some are not stored yet, so that what is checked is the write at the stop.
+ */
+async function usageWrittenAtStop(env: NodeJS.ProcessEnv, args: string[]): Promise<void> {
+  const ROUND = 20;
+  const server = await startServer(env, args);
+  const { key, id } = await newKey(env);
+  const stored = async () => {
+    const usage = await cli(['keys', 'usage', id, '--json'], env);
+    assert.equal(usage.code, 0, usage.stderr);
+    const rows = JSON.parse(usage.stdout).usage as { operation: string; requests: number }[];
+    return rows.filter((u) => u.operation === 'listContacts').reduce((sum, u) => sum + u.requests, 0);
+  };
+  let sent = 0;
+  do {
+    assert.ok(sent < 5 * ROUND, 'periodic writes stored every request of five rounds before the stop');
+    for (let i = 0; i < ROUND; i++) {
+      const answer = await fetch(`${server.baseUrl}/v1/contacts?limit=1`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      await answer.body?.cancel();
+      assert.equal(answer.status, 200);
+    }
+    sent += ROUND;
+  } while ((await stored()) === sent);
+  const ended = await terminate(server);
+  assert.equal(ended.code, 0, server.output().stderr);
+  assert.equal(await stored(), sent, 'requests answered before SIGTERM, in the usage trail');
+}
+
 test('one process: exit 0 after a clean shutdown, 1 when a request outlasts SHUTDOWN_GRACE_MS', async () => {
   await exitCodes(storeEnv(tempDir(), { SHUTDOWN_GRACE_MS: String(GRACE_MS) }), []);
+});
+
+test('one process: what it counted before SIGTERM is in the usage trail once it has stopped', async () => {
+  await usageWrittenAtStop(storeEnv(tempDir(), {}), []);
 });
 
 describeOrSkip(servers.withoutPostgres, 'serve --workers 2 on PostgreSQL', () => {
@@ -187,6 +225,10 @@ describeOrSkip(servers.withoutPostgres, 'serve --workers 2 on PostgreSQL', () =>
 
   test('the primary exits 0 when every worker stopped cleanly, 1 when one was cut short', async () => {
     await exitCodes(env, ['--workers', '2']);
+  });
+
+  test('what each worker counted before SIGTERM is in the usage trail once the primary has exited', async () => {
+    await usageWrittenAtStop(env, ['--workers', '2']);
   });
 
   test('a SIGTERM as the workers are forked, before they listen, is a clean stop: exit 0', async () => {
@@ -221,7 +263,7 @@ describeOrSkip(servers.withoutPostgres, 'serve --workers 2 on PostgreSQL', () =>
 
     // What the unit's Restart=always does: the same command again, on the same port.
     const again = await startServer(env, ['--workers', '2'], { port });
-    const key = await newKey(env);
+    const { key } = await newKey(env);
     const answer = await fetch(`${again.baseUrl}/v1/contacts`, { headers: { authorization: `Bearer ${key}` } });
     await answer.body?.cancel();
     assert.equal(answer.status, 200);
