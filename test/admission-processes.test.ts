@@ -207,79 +207,84 @@ describeOrSkip(
   },
 );
 
-describeOrSkip(
-  withoutPostgres,
-  'load shedding in each process of a deployment without Redis (each saturated at 2 requests in flight)',
-  () => {
-    let one: ServerProcess;
-    let two: ServerProcess;
-    before(async () => {
-      const env = serverEnv(false, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
-      [one, two] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
-    });
-    after(() => Promise.all([stopServer(one), stopServer(two)]));
+// Saturation and who is shed are each process's own (load-shedder.ts); the admission store, Redis
+// or PostgreSQL, counts the keys' places and quotas: shedding is tested with either store.
+for (const redis of [false, true]) {
+  describeOrSkip(
+    redis ? withoutPostgresAndRedis : withoutPostgres,
+    `load shedding in each process of a deployment ${redis ? 'sharing Redis' : 'without Redis'} (each saturated at 2 requests in flight)`,
+    () => {
+      let one: ServerProcess;
+      let two: ServerProcess;
+      before(async () => {
+        const env = serverEnv(redis, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
+        [one, two] = await Promise.all([startServer(env, ['--workers', '1']), startServer(env, ['--workers', '1'])]);
+      });
+      after(() => Promise.all([stopServer(one), stopServer(two)]));
 
-    test('in every process the workspace holding the most is refused with 503; a lighter one and the probes are served', async () => {
-      const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
-      const heavy = await ownerCommands.createKey(owner, {
-        workspaceId: ws.id,
-        name: 'heavy',
-        scopes: ['contacts:write'],
-      });
-      const lighter = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
-      const light = await ownerCommands.createKey(owner, {
-        workspaceId: lighter.id,
-        name: 'light',
-        scopes: ['contacts:read'],
-      });
-      const created = await fetch(`${one.baseUrl}/v2/contacts`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${heavy.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': idem(),
-        },
-        body: JSON.stringify(contactBody()),
-      });
-      const contactId = ((await created.json()) as { data: { id: string } }).data.id;
-      const list = (s: ServerProcess) =>
-        fetch(`${s.baseUrl}/v2/contacts?limit=1`, { headers: { authorization: `Bearer ${light.key}` } });
-      for (const s of [one, two]) {
-        assert.equal((await patch(s, heavy.key, contactId, 0)).status, 200);
-        assert.equal((await list(s)).status, 200);
-      }
-
-      const holder = new pg.Client({ connectionString: DATABASE_URL });
-      await holder.connect();
-      try {
-        await holder.query('BEGIN');
-        await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
-        // Two held requests of the heavy key in each process: each is saturated.
-        const held = [one, one, two, two].map((s, n) => patch(s, heavy.key, contactId, n + 1));
-        // Time for the four to reach the held contact; none may answer meanwhile.
-        await sleep(1_500);
-        assert.equal(
-          await Promise.race([Promise.all(held).then(() => 'answered'), sleep(10).then(() => 'held')]),
-          'held',
-        );
+      test('in every process the workspace holding the most is refused with 503; a lighter one and the probes are served', async () => {
+        const ws = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
+        const heavy = await ownerCommands.createKey(owner, {
+          workspaceId: ws.id,
+          name: 'heavy',
+          scopes: ['contacts:write'],
+        });
+        const lighter = await ownerCommands.createWorkspace(owner, { name: `shed-${randomUUID().slice(0, 8)}` });
+        const light = await ownerCommands.createKey(owner, {
+          workspaceId: lighter.id,
+          name: 'light',
+          scopes: ['contacts:read'],
+        });
+        const created = await fetch(`${one.baseUrl}/v2/contacts`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${heavy.key}`,
+            'content-type': 'application/json',
+            'idempotency-key': idem(),
+          },
+          body: JSON.stringify(contactBody()),
+        });
+        const contactId = ((await created.json()) as { data: { id: string } }).data.id;
+        const list = (s: ServerProcess) =>
+          fetch(`${s.baseUrl}/v2/contacts?limit=1`, { headers: { authorization: `Bearer ${light.key}` } });
         for (const s of [one, two]) {
-          const shed = await patch(s, heavy.key, contactId, 99);
-          assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest workspace is shed`);
-          assert.equal(shed.json.error.code, 'server_overloaded');
-          assert.equal(shed.headers.get('retry-after'), '1');
-          assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter workspace is served`);
-          for (const probe of ['/healthz', '/readyz'])
-            assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
+          assert.equal((await patch(s, heavy.key, contactId, 0)).status, 200);
+          assert.equal((await list(s)).status, 200);
         }
-        await holder.query('COMMIT');
-        assert.deepEqual(
-          (await Promise.all(held)).map((r) => r.status),
-          [200, 200, 200, 200],
-        );
-      } finally {
-        await holder.end();
-      }
-      for (const s of [one, two]) assert.equal((await patch(s, heavy.key, contactId, 200)).status, 200, 'served again');
-    });
-  },
-);
+
+        const holder = new pg.Client({ connectionString: DATABASE_URL });
+        await holder.connect();
+        try {
+          await holder.query('BEGIN');
+          await holder.query('SELECT id FROM contacts WHERE id = $1 FOR UPDATE', [contactId]);
+          // Two held requests of the heavy key in each process: each is saturated.
+          const held = [one, one, two, two].map((s, n) => patch(s, heavy.key, contactId, n + 1));
+          // Time for the four to reach the held contact; none may answer meanwhile.
+          await sleep(1_500);
+          assert.equal(
+            await Promise.race([Promise.all(held).then(() => 'answered'), sleep(10).then(() => 'held')]),
+            'held',
+          );
+          for (const s of [one, two]) {
+            const shed = await patch(s, heavy.key, contactId, 99);
+            assert.equal(shed.status, 503, `${s.baseUrl}: the heaviest workspace is shed`);
+            assert.equal(shed.json.error.code, 'server_overloaded');
+            assert.equal(shed.headers.get('retry-after'), '1');
+            assert.equal((await list(s)).status, 200, `${s.baseUrl}: a lighter workspace is served`);
+            for (const probe of ['/healthz', '/readyz'])
+              assert.equal((await fetch(s.baseUrl + probe)).status, 200, `${s.baseUrl}${probe} is never shed`);
+          }
+          await holder.query('COMMIT');
+          assert.deepEqual(
+            (await Promise.all(held)).map((r) => r.status),
+            [200, 200, 200, 200],
+          );
+        } finally {
+          await holder.end();
+        }
+        for (const s of [one, two])
+          assert.equal((await patch(s, heavy.key, contactId, 200)).status, 200, 'served again');
+      });
+    },
+  );
+}
