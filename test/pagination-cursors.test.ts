@@ -155,6 +155,24 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
       [...ids(lookup.json.data), ...ids(next.json.data)].sort(),
       ids(all.filter((c) => ['tie1@example.com', 'tie2@example.com'].includes(c.email))).sort(),
     );
+    // The phone lookup likewise: three numbers, then the same three reversed with one repeated.
+    const phones = all
+      .filter((c) => c.phone)
+      .slice(0, 3)
+      .map((c) => c.phone as string);
+    const byPhone = (list: string[]) => `/v2/contacts?phone=${encodeURIComponent(list.join(','))}`;
+    const phoneFirst = await server.request('GET', `${byPhone(phones)}&limit=1`, { key: ws.key });
+    assert.equal(phoneFirst.status, 200, phoneFirst.text);
+    const phoneNext = await server.request(
+      'GET',
+      withCursor(byPhone([...phones].reverse().concat(phones[0]!)), phoneFirst.json.page.next_cursor),
+      { key: ws.key },
+    );
+    assert.equal(phoneNext.status, 200, phoneNext.text);
+    assert.deepEqual(
+      [...ids(phoneFirst.json.data), ...ids(phoneNext.json.data)].sort(),
+      ids(all.filter((c) => phones.includes(c.phone))).sort(),
+    );
   });
 
   test('a cursor issued when lists bound the spelling of a filter is still followed with that spelling', async () => {
