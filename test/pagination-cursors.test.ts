@@ -21,7 +21,7 @@ let ws: TestWorkspace;
 let all: any[];
 let wsAppt: TestWorkspace;
 let allAppts: any[];
-const { server, get, firstCursor } = useListFixture((f) => ({ ws, all, wsAppt, allAppts } = f));
+const { server, get, firstCursor, walk } = useListFixture((f) => ({ ws, all, wsAppt, allAppts } = f));
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** The cursor with the character at `i` replaced by its base64url neighbour (index XOR `bits`). */
@@ -269,19 +269,6 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
   test('the weakest key that reads a list walks it by cursor; a key without its scope gets 403, never a page', async () => {
     const contactsOnly = await ws.newKey(['contacts:read']);
     const appointmentsOnly = await wsAppt.newKey(['appointments:read']);
-    /** Every item of `path`, seven a page, followed by `key`. */
-    const walk = async (key: string, path: string) => {
-      const items: any[] = [];
-      let cursor: string | null = null;
-      do {
-        const url: string = `${path}${path.includes('?') ? '&' : '?'}limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const r = await server.request('GET', url, { key });
-        assert.equal(r.status, 200, `${url}: ${r.text}`);
-        items.push(...r.json.data);
-        cursor = r.json.page.next_cursor;
-      } while (cursor);
-      return items;
-    };
     const lookedUp = ['tie3@example.com', 'tie11@example.com', 'tie12@example.com', 'tie27@example.com'];
     const contactWalks: [string, any[]][] = [
       ['/v1/contacts', all],
@@ -294,10 +281,10 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
       ],
     ];
     for (const [path, expected] of contactWalks) {
-      assert.deepEqual(ids(await walk(contactsOnly.key, path)), ids(expected), path);
+      assert.deepEqual(ids((await walk(contactsOnly, path, 7)).items), ids(expected), path);
     }
     for (const path of ['/v1/appointments', '/v2/appointments']) {
-      assert.deepEqual(ids(await walk(appointmentsOnly.key, path)), ids(allAppts), path);
+      assert.deepEqual(ids((await walk(appointmentsOnly, path, 7)).items), ids(allAppts), path);
     }
 
     // A cursor is the workspace's, not the key's: one issued to the all-scope key leads on with the

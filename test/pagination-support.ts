@@ -23,7 +23,7 @@ export interface ListFixture {
 
 /**
  * A test server for a file's tests, the fixture made once before them (handed to `made`), and the
- * two reads every pagination test makes: a GET with a workspace's key, a first page's cursor.
+ * reads the pagination tests make: a GET with a workspace's key, a first page's cursor, a walk.
  */
 export function useListFixture(made: (fixture: ListFixture) => void) {
   const server = useTestServer({ setup: async () => made(await listFixture(server)) });
@@ -31,6 +31,8 @@ export function useListFixture(made: (fixture: ListFixture) => void) {
     server,
     get: (w: TestWorkspace, path: string) => server.request('GET', path, { key: w.key }),
     firstCursor: (w: TestWorkspace, path: string) => firstCursor(server, w, path),
+    walk: (w: { key: string }, path: string, limit: number, between?: (pageNo: number) => Promise<void>) =>
+      walk(server, w, path, limit, between),
   };
 }
 
@@ -81,6 +83,52 @@ export function assertError(r: TestResponse, status: number, type: string, code:
 }
 
 export const assertInvalidCursor = (r: TestResponse) => assertError(r, 400, 'invalid_request', 'invalid_cursor');
+
+export interface Walk {
+  items: any[];
+  pages: { limit: number; has_more: boolean; next_cursor: string | null }[];
+}
+
+/**
+ * Follows next_cursor with `w`'s key from the first page of `path` to the last, `limit` a page,
+ * checking the envelope of every page; `between` runs after each page that has a next.
+ */
+export async function walk(
+  server: TestServer,
+  w: { key: string },
+  path: string,
+  limit: number,
+  between?: (pageNo: number) => Promise<void>,
+): Promise<Walk> {
+  const sep = path.includes('?') ? '&' : '?';
+  const result: Walk = { items: [], pages: [] };
+  let cursor: string | null = null;
+  do {
+    const r: TestResponse = await server.request(
+      'GET',
+      `${path}${sep}limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      { key: w.key },
+    );
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(Object.keys(r.json).sort(), ['data', 'page']);
+    assert.deepEqual(Object.keys(r.json.page).sort(), ['has_more', 'limit', 'next_cursor']);
+    const { data, page } = r.json;
+    assert.equal(page.limit, limit);
+    assert.ok(data.length <= limit);
+    if (page.has_more) {
+      assert.equal(typeof page.next_cursor, 'string');
+      assert.equal(data.length, limit, 'a page followed by another is full');
+    } else {
+      assert.equal(page.next_cursor, null);
+    }
+    result.items.push(...data);
+    result.pages.push(page);
+    assert.ok(result.pages.length <= 1000, 'the walk ends');
+    cursor = page.next_cursor;
+    if (cursor !== null && between) await between(result.pages.length);
+  } while (cursor !== null);
+  return result;
+}
 
 /** The next_cursor of the first page of `path` (two items a page), which must have a second page. */
 export async function firstCursor(server: TestServer, w: TestWorkspace, path: string): Promise<string> {

@@ -4,7 +4,7 @@
 // on: pagination-plans).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { idem, type TestResponse, type TestWorkspace } from './harness.js';
+import { idem, type TestWorkspace } from './harness.js';
 import {
   APPOINTMENTS,
   assertError,
@@ -24,7 +24,7 @@ let ws: TestWorkspace;
 let all: any[];
 let wsAppt: TestWorkspace;
 let allAppts: any[];
-const { server, get, firstCursor } = useListFixture((f) => ({ ws, all, wsAppt, allAppts } = f));
+const { server, get, firstCursor, walk } = useListFixture((f) => ({ ws, all, wsAppt, allAppts } = f));
 
 interface Sortable {
   updated_at: string;
@@ -34,42 +34,6 @@ interface Sortable {
 /** (updated_at, id) ascending; both print in fixed-width forms whose text order is their value order. */
 const byKey = (a: Sortable, b: Sortable) =>
   a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-
-interface Walk {
-  items: any[];
-  pages: { limit: number; has_more: boolean; next_cursor: string | null }[];
-}
-
-/** Follows next_cursor from the first page to the last, checking the envelope of every page. */
-async function walk(w: TestWorkspace, path: string, limit: number, between?: (pageNo: number) => Promise<void>) {
-  const sep = path.includes('?') ? '&' : '?';
-  const result: Walk = { items: [], pages: [] };
-  let cursor: string | null = null;
-  do {
-    const r: TestResponse = await get(
-      w,
-      `${path}${sep}limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
-    );
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.json).sort(), ['data', 'page']);
-    assert.deepEqual(Object.keys(r.json.page).sort(), ['has_more', 'limit', 'next_cursor']);
-    const { data, page } = r.json;
-    assert.equal(page.limit, limit);
-    assert.ok(data.length <= limit);
-    if (page.has_more) {
-      assert.equal(typeof page.next_cursor, 'string');
-      assert.equal(data.length, limit, 'a page followed by another is full');
-    } else {
-      assert.equal(page.next_cursor, null);
-    }
-    result.items.push(...data);
-    result.pages.push(page);
-    assert.ok(result.pages.length <= 1000, 'the walk ends');
-    cursor = page.next_cursor;
-    if (cursor !== null && between) await between(result.pages.length);
-  } while (cursor !== null);
-  return result;
-}
 
 function assertSorted(rows: Sortable[]): void {
   for (let i = 1; i < rows.length; i++) {
