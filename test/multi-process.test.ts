@@ -403,5 +403,34 @@ describeOrSkip(
         'nothing the key may not read',
       );
     });
+
+    test('a lookup walk moves between processes, its addresses reordered and recased, for a contacts:read key', async () => {
+      const writer = await newKey({ scopes: ['contacts:write'] });
+      const reader = await newKey({ workspaceId: writer.workspaceId, scopes: ['contacts:read'] });
+      const emails = Array.from({ length: 5 }, (_, i) => `walk${i}-${idem().slice(0, 8)}@example.com`);
+      const made = await Promise.all(
+        emails.map((email, i) =>
+          call(i % 2 ? cluster : single, 'POST', '/v2/contacts', writer.key, contactBody({ email }), idem()),
+        ),
+      );
+      assert.deepEqual(
+        made.map((r) => r.status),
+        [201, 201, 201, 201, 201],
+      );
+      // Each page from the other kind of process, with the same addresses in another order and case.
+      const spellings = [emails, [...emails].reverse().map((e) => e.toUpperCase()), [...emails.slice(2), ...emails]];
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 3; page++) {
+        const query = `email=${encodeURIComponent(spellings[page]!.join(','))}&limit=2`;
+        const path: string = `/v2/contacts?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const r = await call(page % 2 ? single : cluster, 'GET', path, reader.key);
+        assert.equal(r.status, 200, r.text);
+        seen.push(...(r.json.data as { id: string }[]).map((c) => c.id));
+        cursor = r.json.page.next_cursor;
+      }
+      assert.equal(cursor, null, 'three pages of two hold the five');
+      assert.deepEqual([...seen].sort(), made.map((r) => r.json.data.id as string).sort());
+    });
   },
 );
