@@ -1,11 +1,13 @@
-// List cursors (spec 2.5, 8.4): opaque, tamper-evident, bound to the workspace, the list and the
-// rows their filters select, valid across versions and instances; earlier forms still followed.
+// List cursors (spec 2.5, 8.4): opaque, checked, bound to the workspace, the list and the rows their
+// filters select, valid across versions and instances; a cursor moved by its holder reads only its
+// own list; earlier, signed forms still followed.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { instanceSetting } from '../src/infra/instance-settings.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { CursorCodec } from '../src/shared/cursor.js';
+import { encodeCursor } from '../src/shared/cursor.js';
+import { keyOf, rewriteCursor } from './cursor-forgery.js';
 import { startTestServer, type TestWorkspace } from './harness.js';
 import {
   assertError,
@@ -31,7 +33,7 @@ const flip = (cursor: string, i: number, bits = 1) => {
   return cursor.slice(0, i) + replacement + cursor.slice(i + 1);
 };
 
-describe('cursors are opaque, tamper-evident and bound to what they were issued for', () => {
+describe('cursors are opaque, checked and bound to what they were issued for', () => {
   test('a changed character anywhere in the cursor, or a forged one, is 400 invalid_cursor', async () => {
     const cursor = await firstCursor(ws, '/v1/contacts');
     const dot = cursor.indexOf('.');
@@ -39,7 +41,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     for (const i of positions) {
       for (const bits of [1, 32]) assertInvalidCursor(await get(ws, withCursor('/v1/contacts', flip(cursor, i, bits))));
     }
-    // a well-formed payload with another position, carrying the original signature
+    // a well-formed payload with another position, carrying the original check
     const payload = [all[40].updated_at, all[40].id];
     const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}${cursor.slice(dot)}`;
     assertInvalidCursor(await get(ws, withCursor('/v1/contacts', forged)));
@@ -61,7 +63,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     assert.deepEqual(ids(ok.json.data), ids(all.slice(2, 4)));
   });
 
-  test('only the cursor exactly as issued is accepted (no alternative spellings of the signature)', async () => {
+  test('only the cursor exactly as issued is accepted (no alternative spellings of the check)', async () => {
     const cursor = await firstCursor(ws, '/v1/contacts');
     const dot = cursor.indexOf('.');
     const variants = [
@@ -176,9 +178,8 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
   });
 
   test('a cursor issued when lists bound the spelling of a filter is still followed with that spelling', async () => {
-    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
     const since = '2020-01-01T00:00:00Z';
-    const asSent = codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: { updated_after: since } }, [
+    const asSent = encodeCursor({ resource: 'contacts', workspaceId: ws.id, filters: { updated_after: since } }, [
       all[1].updated_at,
       all[1].id,
     ]);
@@ -201,8 +202,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
   test('a cursor carries the position of the last row served and nothing else: no workspace, no filter', async () => {
     const cursor = await firstCursor(ws, '/v1/contacts?status=talking');
     const talking = all.filter((c) => c.status === 'talking');
-    const body = JSON.parse(Buffer.from(cursor.slice(0, cursor.indexOf('.')), 'base64url').toString('utf8'));
-    assert.deepEqual(body, [talking[1].updated_at, talking[1].id]);
+    assert.deepEqual(keyOf(cursor), [talking[1].updated_at, talking[1].id]);
     assert.ok(cursor.length <= 120, `a cursor of ${cursor.length} characters`);
   });
 
@@ -227,14 +227,50 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
     assertInvalidCursor(await get(ws, withCursor('/v1/appointments', earlier(ws.id))));
   });
 
-  test('a cursor signed with the secret whose sort key names no position of the list is 400, never a query', async () => {
-    const codec = new CursorCodec((await instanceSetting(server.db, 'cursor_secret'))!);
-    // Signed as the service signs: a key it would never issue is still refused before any query.
-    const signed = (key: unknown[]) =>
-      codec.encode({ resource: 'contacts', workspaceId: ws.id, filters: {} }, key as string[]);
+  test('a cursor of the signed form (an HMAC where the check is now) is still followed, and still bound', async () => {
+    const secret = createSecretKey(Buffer.from((await instanceSetting(server.db, 'cursor_secret'))!, 'utf8'));
+    const signed = (workspaceId: string, filters: string) => {
+      const body = Buffer.from(JSON.stringify([all[1].updated_at, all[1].id])).toString('base64url');
+      const text = `contacts\n${workspaceId}\n${filters}\n${body}`;
+      return `${body}.${createHmac('sha256', secret).update(text).digest().subarray(0, 16).toString('base64url')}`;
+    };
+    const r = await get(ws, withCursor('/v1/contacts', signed(ws.id, '{}')));
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
+    assert.match(r.json.page.next_cursor, /^[\w-]+\.[0-9a-f]{8}$/, 'the next cursor is of the current form');
+    const other = await server.workspace();
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', signed(other.id, '{}'))));
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts?status=talking', signed(ws.id, '{}'))));
+    assertInvalidCursor(await get(ws, withCursor('/v1/contacts', signed(ws.id, '{"status":"talking"}'))));
+  });
+
+  test('a cursor moved by its holder to another position (the check is no signature) reads its own list from there', async () => {
+    const cursor = await firstCursor(ws, '/v1/contacts');
+    const moved = await get(ws, withCursor('/v1/contacts', rewriteCursor(cursor, [all[9].updated_at, all[9].id])));
+    assert.equal(moved.status, 200, moved.text);
+    assert.deepEqual(ids(moved.json.data), ids(all.slice(10, 12)));
+    // Moved to a contact of another workspace: a position like any other, the page is of this one.
+    const other = await server.workspace();
+    await insertTiedContacts(server, other.id, 6, 1);
+    const [, theirId] = keyOf(await firstCursor(other, '/v1/contacts'));
+    const across = await get(ws, withCursor('/v1/contacts', rewriteCursor(cursor, [all[9].updated_at, theirId!])));
+    assert.equal(across.status, 200, across.text);
+    assert.ok(across.json.data.length > 0);
+    const ours = new Set(ids(all));
+    assert.deepEqual(
+      ids(across.json.data).filter((id) => !ours.has(id)),
+      [],
+      'only this workspace’s contacts',
+    );
+  });
+
+  test('a cursor whose check holds (anyone can write one) but whose sort key names no position of the list is 400, never a query', async () => {
+    // Written as the service writes them: a key it would never issue is still refused before any query.
+    const written = (key: unknown[]) =>
+      encodeCursor({ resource: 'contacts', workspaceId: ws.id, filters: {} }, key as string[]);
     const at = all[1].updated_at as string;
     const id = all[1].id as string;
-    const ok = await get(ws, withCursor('/v1/contacts', signed([at, id])));
+    const ok = await get(ws, withCursor('/v1/contacts', written([at, id])));
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ids(ok.json.data), ids(all.slice(2, 4)));
     for (const key of [
@@ -251,7 +287,7 @@ describe('cursors are opaque, tamper-evident and bound to what they were issued 
       [at, 'not-a-uuid'],
       [at, `${id}0`],
     ]) {
-      assertInvalidCursor(await get(ws, withCursor('/v1/contacts', signed(key))));
+      assertInvalidCursor(await get(ws, withCursor('/v1/contacts', written(key))));
     }
   });
 

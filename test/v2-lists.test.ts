@@ -25,6 +25,7 @@ import {
   withOffset,
   withQuery,
 } from './v2-support.js';
+import { keyOf, rewriteCursor } from './cursor-forgery.js';
 
 useV2Workspaces();
 
@@ -104,7 +105,7 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
       const otherWorkspace = (await get(withQuery(pathOfB, 'limit=1'), B.key)).json.page.next_cursor;
       for (const [label, bad] of [
         ['forged position', forged],
-        ['bad signature', `${body}.${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}`],
+        ['bad check', `${body}.${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}`],
         ['garbage', 'not-a-cursor'],
         ['other list', otherList],
         ['other workspace', otherWorkspace],
@@ -118,6 +119,62 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
       if (def.since) {
         const r = await get(withQuery(path, `${def.since}=yesterday`));
         assertError(r, 400, 'invalid_request', 'invalid_query_parameter', `${def.name} ${def.since}=yesterday`);
+      }
+    });
+    test(`${def.name}: a cursor moved by its holder (the check is no signature) reads this list from its position, or is 400 before any query`, async () => {
+      const path = def.path();
+      const items = await all(path);
+      const cursor: string = (await get(withQuery(path, 'limit=2'))).json.page.next_cursor;
+      const key = keyOf(cursor);
+      const keyOfItem = (item: any): string[] => (def.order === 'feed' ? [item.id] : [item[def.order], item.id]);
+      const pageAfter = (k: readonly unknown[]) =>
+        get(withQuery(path, `limit=2&cursor=${encodeURIComponent(rewriteCursor(cursor, k))}`));
+
+      // Moved to a row further down: the page goes on after that row.
+      const to = 3;
+      assert.ok(items.length >= to + 3, `${def.name}: rows after the one moved to`);
+      const moved = await pageAfter(keyOfItem(items[to]));
+      assert.equal(moved.status, 200, moved.text);
+      assert.deepEqual(
+        ids(moved.json.data),
+        ids(items.slice(to + 1, to + 3)),
+        `${def.name}: the page after the row moved to`,
+      );
+
+      // Moved to no position of the list: refused before any query.
+      const refused: unknown[][] =
+        def.order === 'feed'
+          ? [[], ['evt_'], [`${key[0]!}x`], [key[0], key[0]], [1]]
+          : [
+              [],
+              [key[0]],
+              ['not a time', key[1]],
+              ['2026-02-30T00:00:00.000Z', key[1]],
+              [Date.parse(key[0]!), key[1]],
+              [key[0], null],
+              [key[0], 'x'.repeat(129)],
+              [key[0], key[1], key[1]],
+              ...(UUID.test(key[1]!) ? [[key[0], 'not-a-uuid']] : []),
+            ];
+      for (const k of refused)
+        assertError(await pageAfter(k), 400, 'invalid_request', 'invalid_cursor', `${def.name} ${JSON.stringify(k)}`);
+
+      // Moved to a row of workspace B: the feed refuses B's event ids; a list reads the position in
+      // A's own rows, never B's.
+      const pathOfB = def.name === 'messages' ? `/v2/conversations/${contactOfB}/messages` : path;
+      const [theirs] = (await all(pathOfB, B.key)).map(keyOfItem);
+      assert.ok(theirs, `${def.name}: a row of B`);
+      const across = await pageAfter(def.order === 'feed' ? theirs : [key[0]!, theirs[1]!]);
+      if (def.order === 'feed') {
+        assertError(across, 400, 'invalid_request', 'invalid_cursor', `${def.name}: B's event id`);
+      } else {
+        assert.equal(across.status, 200, across.text);
+        const ofA = new Set(ids(items));
+        assert.deepEqual(
+          ids(across.json.data).filter((id) => !ofA.has(id)),
+          [],
+          `${def.name}: only A's rows`,
+        );
       }
     });
   }

@@ -180,7 +180,7 @@ def sync_once(
         try:
             _walk_contacts(v2, mirror, page_size, log, stop)
         except BadRequestError as error:
-            # A stored cursor the server no longer accepts (its cursor secret changed): walk again.
+            # A stored cursor the server no longer accepts (one of a retired form): walk again.
             if error.code != "invalid_cursor" or mirror.get("list_cursor") is None:
                 raise
             log("stored list cursor refused (invalid_cursor): walking the list again from the start")

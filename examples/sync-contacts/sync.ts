@@ -114,8 +114,8 @@ export async function syncOnce(v2: V2Client, file: StateFile, options: SyncOptio
     try {
       await walkContacts(v2, file, pageSize, init, log);
     } catch (error) {
-      // A stored cursor the server no longer accepts (its cursor secret was changed): the walk
-      // starts again from the beginning; contacts stored so far are simply stored again.
+      // A stored cursor the server no longer accepts (a signed one after its CURSOR_SECRET
+      // changed, or one of a form an upgrade retired): the walk starts again from the beginning; contacts stored so far are simply stored again.
       if (!(error instanceof WorkspaceApiError && error.code === 'invalid_cursor' && state.listCursor)) throw error;
       log('stored list cursor refused (invalid_cursor): walking the list again from the start');
       state.listCursor = null;

@@ -1,8 +1,16 @@
-// Keyset cursors: opaque to clients, tamper-evident (HMAC-SHA256 with the instance's cursor secret)
-// and bound to the resource, the workspace and the filters they were issued with. A cursor carries
-// the sort key of the last row served, so the next page is one index range scan whatever its depth.
-// The cursor itself holds only that key; what it is bound to is signed with it, not sent with it.
+// Keyset cursors: opaque to clients and bound to the resource, the workspace and the filters they
+// were issued with. A cursor carries the sort key of the last row served, so the next page is one
+// index range scan whatever its depth, and a check of that key together with what it is bound to,
+// which it does not carry: a cursor altered, or sent to another list, workspace or set of filters,
+// is refused with invalid_cursor.
+//
+// The check is a CRC-32, not a signature. A cursor can only say where a page of the caller's own
+// list starts, which `updated_after` lets a client choose anyway: every query is bound to the key's
+// workspace and scopes by the request, never by the cursor, and a sort key is read as a position of
+// its list (a date-time, an id of the list's kind) before any query. An HMAC protected nothing more
+// and was the largest share of the CPU a first page costs beyond a bare route (docs/performance.md).
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { ApiError } from './errors.js';
 import { canonicalJson } from './canonical-json.js';
 
@@ -24,34 +32,19 @@ export interface CursorScope {
   filtersAsSent?: Record<string, unknown>;
 }
 
-/**
- * A cursor of the earlier form: the binding travelled in the payload, and the signature covered the
- * payload alone. Still accepted, so that a walk under way when a deployment changes form goes on.
- */
-interface EarlierPayload {
-  /** resource list the cursor belongs to, e.g. "contacts" */
-  r: string;
-  /** workspace id */
-  w: string;
-  /** digest of the filters */
-  f: string;
-  /** sort key of the last row of the page */
-  k: unknown;
-}
-
-const MAC_BYTES = 16;
+/** The check's length: a CRC-32 in 8 lower-case hex digits. The signed forms' MACs are longer. */
+const CHECK_LENGTH = 8;
 
 export class CursorCodec {
-  readonly #secret: KeyObject;
+  readonly #signedForms: SignedForms;
 
+  /** `secret`: the key that signed the cursors of the earlier forms, which are still followed. */
   constructor(secret: string) {
-    this.#secret = createSecretKey(Buffer.from(secret, 'utf8'));
+    this.#signedForms = new SignedForms(secret);
   }
 
-  /** `base64url(JSON of the sort key)` `.` `base64url(MAC of the scope and that text)` */
   encode(scope: CursorScope, key: SortKey): string {
-    const body = Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
-    return `${body}.${this.#mac(scope, body)}`;
+    return encodeCursor(scope, key);
   }
 
   /** The sort key carried by `cursor`, or a 400 invalid_cursor when it was not issued for this scope. */
@@ -59,34 +52,58 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw invalidCursor();
     const body = cursor.slice(0, dot);
-    const mac = cursor.slice(dot + 1);
-    let payload = this.#payload(scope, body, mac);
+    const check = cursor.slice(dot + 1);
+    let payload = this.#payload(scope, body, check);
     if (payload === undefined && scope.filtersAsSent) {
-      payload = this.#payload({ ...scope, filters: scope.filtersAsSent }, body, mac);
+      payload = this.#payload({ ...scope, filters: scope.filtersAsSent }, body, check);
     }
     if (!isSortKey(payload)) throw invalidCursor();
     return payload;
   }
 
-  /** What `body` carries when `mac` signs it for `scope`, in either form; undefined otherwise. */
-  #payload(scope: CursorScope, body: string, mac: string): unknown {
-    if (sameText(mac, this.#mac(scope, body))) return parsed(body);
-    if (sameText(mac, this.#earlierMac(body))) return bound(parsed(body), scope);
+  /** What `body` carries when `check` vouches for it in `scope`, in any form; undefined otherwise. */
+  #payload(scope: CursorScope, body: string, check: string): unknown {
+    if (check.length === CHECK_LENGTH) return check === checkOf(scope, body) ? parsed(body) : undefined;
+    return this.#signedForms.payload(scope, body, check);
+  }
+}
+
+/** `base64url(JSON of the sort key)` `.` `check of the scope and that text`: no secret needed. */
+export function encodeCursor(scope: CursorScope, key: SortKey): string {
+  const body = Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+  return `${body}.${checkOf(scope, body)}`;
+}
+
+// The scope's parts are joined by line feeds, which none of them can hold (a canonical JSON escapes
+// its own), so two different scopes never check the same text.
+function boundText(scope: CursorScope, body: string): string {
+  return `${scope.resource}\n${scope.workspaceId}\n${canonicalJson(scope.filters)}\n${body}`;
+}
+
+function checkOf(scope: CursorScope, body: string): string {
+  return crc32(boundText(scope, body)).toString(16).padStart(CHECK_LENGTH, '0');
+}
+
+/**
+ * Cursors of the signed forms, still followed so that a walk under way when a deployment changes
+ * form goes on: `body.MAC` with the MAC over the scope and the body as the check covers them now,
+ * and the earlier form, whose binding travelled in the payload and whose MAC covered the payload.
+ */
+class SignedForms {
+  readonly #secret: KeyObject;
+
+  constructor(secret: string) {
+    this.#secret = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  payload(scope: CursorScope, body: string, mac: string): unknown {
+    if (sameText(mac, this.#mac(boundText(scope, body)))) return parsed(body);
+    if (sameText(mac, this.#mac(body))) return bound(parsed(body), scope);
     return undefined;
   }
 
-  // The scope's parts are joined by line feeds, which none of them can hold (a canonical JSON
-  // escapes its own), so two different scopes never sign the same text.
-  #mac(scope: CursorScope, body: string): string {
-    return createHmac('sha256', this.#secret)
-      .update(`${scope.resource}\n${scope.workspaceId}\n${canonicalJson(scope.filters)}\n${body}`)
-      .digest()
-      .subarray(0, MAC_BYTES)
-      .toString('base64url');
-  }
-
-  #earlierMac(body: string): string {
-    return createHmac('sha256', this.#secret).update(body).digest().subarray(0, MAC_BYTES).toString('base64url');
+  #mac(text: string): string {
+    return createHmac('sha256', this.#secret).update(text).digest().subarray(0, 16).toString('base64url');
   }
 }
 
@@ -95,8 +112,8 @@ export function invalidCursor(): ApiError {
   return new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
 }
 
-// Only the service signs cursors, and every sort key it signs is one; checked all the same, so
-// that no signed text can reach a query as anything but a list of strings.
+// Anyone can write a cursor whose check holds: only a list of strings reaches the list, which reads
+// it as one of its positions or refuses it (shared/pagination.ts).
 function isSortKey(value: unknown): value is SortKey {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string');
 }
@@ -119,9 +136,20 @@ function parsed(body: string): unknown {
   }
 }
 
-/** The sort key of a cursor of the earlier form when it was issued for `scope`. */
+/** The sort key of a cursor of the earliest form when it was issued for `scope`. */
+interface EarliestPayload {
+  /** resource list the cursor belongs to, e.g. "contacts" */
+  r: string;
+  /** workspace id */
+  w: string;
+  /** digest of the filters */
+  f: string;
+  /** sort key of the last row of the page */
+  k: unknown;
+}
+
 function bound(payload: unknown, scope: CursorScope): unknown {
-  const p = payload as Partial<EarlierPayload> | null;
+  const p = payload as Partial<EarliestPayload> | null;
   if (p === null || typeof p !== 'object') return undefined;
   const issuedForScope =
     p.r === scope.resource &&

@@ -3,6 +3,7 @@
 // around and far outside their schemas, odd characters and escapes, raw bytes, dates, integers,
 // cursors, body property values, raw bodies and content types.
 import fc from 'fast-check';
+import { keyOf, rewriteCursor } from '../cursor-forgery.js';
 import type { Operation, Param } from './helpers.js';
 
 /** The workspace the run targets and a real next_cursor of each of its lists (by operation label). */
@@ -262,7 +263,11 @@ export function parameterText(p: Param, op: Operation): fc.Arbitrary<string> {
   return fc.oneof(...arbs);
 }
 
-/** Cursors: real ones (of this list and of others), truncated, tampered and forged. */
+/**
+ * Cursors: real ones (of this list and of others), truncated, tampered and forged, and this list's
+ * moved to any key with a check that holds, as anyone can move one: keys of every shape, and keys of
+ * the list's own shape with one part broken.
+ */
 export function cursorText(op: Operation): fc.Arbitrary<string> {
   const own = fuzzTarget.cursors.get(op.label);
   const all = [...fuzzTarget.cursors.values()];
@@ -288,6 +293,12 @@ export function cursorText(op: Operation): fc.Arbitrary<string> {
         .tuple(fc.integer({ min: 0, max: own.length - 1 }), fc.constantFrom('A', '-', '_', '.', '='))
         .map(([i, c]) => own.slice(0, i) + c + own.slice(i + 1)),
       fc.constant(`${own}=`),
+      fc
+        .array(fc.oneof(unicodeString(30), DATE_TIME, UUID_LIKE, fc.integer(), fc.constant(null)), { maxLength: 3 })
+        .map((key) => rewriteCursor(own, key)),
+      fc
+        .tuple(fc.nat(keyOf(own).length - 1), fc.oneof(unicodeString(30), DATE_TIME, UUID_LIKE, fc.constant('')))
+        .map(([i, part]) => rewriteCursor(own, keyOf(own).with(i, part))),
     );
   }
   return fc.oneof(...arbs);

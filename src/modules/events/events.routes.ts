@@ -191,7 +191,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   );
 };
 
-/** The position of the event id a cursor holds (the cursor's signature already vouched for it). */
+/** The position of the event id a cursor holds: an id of this workspace's feed, as `after=` takes it. */
 function positionInCursor(ids: EventIdCodec, workspaceId: string, id: string): EventPosition {
   const parsed = ids.decode(workspaceId, id);
   if (parsed?.kind !== 'position') throw new ApiError('invalid_cursor', { details: { parameter: 'cursor' } });
