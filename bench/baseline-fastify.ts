@@ -4,7 +4,7 @@
 //                   GET /v1/contacts?limit=50 (same text, timestamps formatted by PostgreSQL,
 //                   prepared by name), answered through a response schema (Fastify's compiled
 //                   serializer) in the same envelope; its next_cursor is the last item's sort key
-//                   in base64url, unsigned: the service's items, a different cursor
+//                   in base64url with no check: the service's items, a cursor without its binding
 //   POST /contacts  the inserts of POST /v1/contacts in one transaction: the contact (its event
 //                   trigger fires as for the service) and the idempotency record, each a round
 //                   trip of its own: a fixed form of the service's write (see the route)

@@ -1,18 +1,15 @@
 // What the requests of a run need from the dataset: fresh API keys (their secrets are shown once,
 // so each run makes its own), ids to read, a cursor 10,000 pages deep, the id that opens the last
 // page of the events feed, and a date window that holds appointments.
-import { randomBytes } from 'node:crypto';
 import type { Database } from '../src/infra/database.js';
 import { instanceSecret } from '../src/infra/instance-settings.js';
 import { EventIdCodec } from '../src/modules/events/event-ids.js';
 import { ownerCommands } from '../src/modules/owner/owner.service.js';
-import { CursorCodec } from '../src/shared/cursor.js';
+import { encodeCursor } from '../src/shared/cursor.js';
 import type { Dataset } from './dataset.js';
 import { CONNECTIONS, DEEP_PAGE, EVENTS_LIMIT, LIST_LIMIT } from './settings.js';
 
 export interface Fixtures {
-  /** CURSOR_SECRET of the service, so the benchmark can sign the deep cursor itself */
-  cursorSecret: string;
   /** big workspace: contacts:read, appointments:read, events:read */
   readKey: string;
   /** write workspace: contacts:write */
@@ -47,7 +44,6 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
       })
     ).key;
   const big = dataset.big_workspace_id;
-  const cursorSecret = randomBytes(32).toString('base64url');
 
   // The sort key the service itself puts in a cursor: updated_at as the API prints it, and the id.
   const { rows: deep } = await db.query<{ updated_at: string; id: string }>(
@@ -56,7 +52,7 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
     [big, DEEP_PAGE * LIST_LIMIT - 1],
   );
   if (!deep[0]) throw new Error(`the big workspace has fewer than ${DEEP_PAGE * LIST_LIMIT} contacts`);
-  const deepCursor = new CursorCodec(cursorSecret).encode({ resource: 'contacts', workspaceId: big, filters: {} }, [
+  const deepCursor = encodeCursor({ resource: 'contacts', workspaceId: big, filters: {} }, [
     deep[0].updated_at,
     deep[0].id,
   ]);
@@ -81,7 +77,6 @@ export async function prepareFixtures(db: Database, dataset: Dataset): Promise<F
   // about 4% of them.
   const start = Date.parse(dataset.loaded_at);
   return {
-    cursorSecret,
     readKey: await key(big, ['contacts:read', 'appointments:read', 'events:read']),
     writeKey: await key(dataset.write_workspace_id, ['contacts:write']),
     contactIds: ids.map((r) => r.id),

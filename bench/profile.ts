@@ -69,10 +69,13 @@ async function main(): Promise<void> {
     if (values.bare && scenario !== 'list') throw new Error('--bare profiles the bare Fastify list: --scenario list');
     const server = values.bare
       ? await startBareFastify(profiling, databaseUrl, dataset)
-      : await startService(
-          { databaseUrl, redisUrl: counts === 'redis' ? redisUrl : null, workers: 1, logLevel, nodeArgs: profiling },
-          fixtures,
-        );
+      : await startService({
+          databaseUrl,
+          redisUrl: counts === 'redis' ? redisUrl : null,
+          workers: 1,
+          logLevel,
+          nodeArgs: profiling,
+        });
     const rate = values.rate === undefined ? {} : { rate: wholeNumber('rate', values.rate, 1) };
     const load = {
       ...(values.bare ? { ...scenarios.list, path: '/contacts', headers: {} } : scenarios[scenario]),

@@ -156,16 +156,13 @@ async function measureEverything(
   const service = (workers: number, deployment: 'tuned' | 'default', purpose: string) => {
     const name = `service, ${workers === 1 ? '1 worker' : `${workers} workers`}${deployment === 'default' ? ', the README defaults' : ''}, ${purpose}`;
     log(`starting ${name}`);
-    return startService(
-      {
-        databaseUrl: options.databaseUrl,
-        redisUrl: deployment === 'tuned' ? options.redisUrl : null,
-        workers,
-        logLevel: deployment === 'tuned' ? 'warn' : 'info',
-        name,
-      },
-      fixtures,
-    );
+    return startService({
+      databaseUrl: options.databaseUrl,
+      redisUrl: deployment === 'tuned' ? options.redisUrl : null,
+      workers,
+      logLevel: deployment === 'tuned' ? 'warn' : 'info',
+      name,
+    });
   };
   // Tuned: LOG_LEVEL=warn and the rate-limit counts in Redis.
   const list = await service(1, 'tuned', 'the list');

@@ -1,7 +1,6 @@
 // The service under test, started as a user runs it (`bin/workspace-api serve`) on the benchmark's
 // database, with or without Redis. One place for its settings, shared by the benchmark and the profiler.
 import { join } from 'node:path';
-import type { Fixtures } from './fixtures.js';
 import { freePort, processTree, ROOT, startServer, type Server } from './processes.js';
 import { POOL_SIZE } from './settings.js';
 
@@ -18,7 +17,7 @@ export interface ServiceOptions {
   nodeArgs?: string[];
 }
 
-export async function startService(o: ServiceOptions, fixtures: Pick<Fixtures, 'cursorSecret'>): Promise<Server> {
+export async function startService(o: ServiceOptions): Promise<Server> {
   const port = await freePort();
   const name = o.name ?? `service, ${o.workers === 1 ? '1 worker' : `${o.workers} workers`}, LOG_LEVEL=${o.logLevel}`;
   const server = await startServer(
@@ -31,7 +30,6 @@ export async function startService(o: ServiceOptions, fixtures: Pick<Fixtures, '
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: o.logLevel,
-      CURSOR_SECRET: fixtures.cursorSecret,
       DB_POOL_SIZE: String(POOL_SIZE),
       // The dataset may be older than the default 30 days, and the service's housekeeping would
       // then delete its events.

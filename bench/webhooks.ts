@@ -11,7 +11,6 @@
 //   drain:    the same with DRAIN events (written by SQL statements, the store's triggers making the
 //             events); receipts counted second by second from the enable, so a slow start (or a
 //             stall halfway) shows as its slowest second.
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -144,10 +143,7 @@ export async function measureWebhooks(
       scopes: ['contacts:read'],
       events: ['contact.created'],
     });
-    service = await startService(
-      { databaseUrl, redisUrl, workers: 1, logLevel: 'warn', name: 'service, webhooks' },
-      { cursorSecret: randomBytes(32).toString('base64url') },
-    );
+    service = await startService({ databaseUrl, redisUrl, workers: 1, logLevel: 'warn', name: 'service, webhooks' });
     const url = service.url;
     const write = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const until = async (done: () => boolean, what: string) => {
