@@ -171,6 +171,20 @@ describe('millisecond timestamps', () => {
     assert.equal(end.json.page.next_cursor, null);
   });
 
+  test('updated_after with digits past the microsecond selects by the instant it names', async () => {
+    const t = all[7].updated_at as string;
+    // Half a microsecond either side of a stored instant: PostgreSQL alone rounds both to it.
+    for (const [value, keep] of [
+      [`${plusMs(t, -1).slice(0, -1)}9995Z`, (u: string) => u >= t],
+      [`${t.slice(0, -1)}0005Z`, (u: string) => u > t],
+      [`${plusMs(t, -1).slice(0, -1)}9995+00:00`, (u: string) => u >= t],
+    ] as const) {
+      const r = await get(ws, `/v1/contacts?limit=100&updated_after=${encodeURIComponent(value)}`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(ids(r.json.data), ids(all.filter((c) => keep(c.updated_at))), value);
+    }
+  });
+
   test('the round trip holds for contacts stamped by the API: created, then updated', async () => {
     const w = await server.workspace();
     const created = await server.request('POST', '/v1/contacts', {
@@ -293,6 +307,23 @@ describe('appointments', () => {
     const inverted = await get(wsAppt, `/v1/appointments?starts_after=${hi}&starts_before=${lo}`);
     assert.equal(inverted.status, 200);
     assert.deepEqual(inverted.json.data, []);
+  });
+
+  test('starts_after / starts_before with digits past the microsecond bound by the instant they name', async () => {
+    const t = sortedStarts()[10]!;
+    // Half a microsecond either side of a stored start: PostgreSQL alone rounds both to it.
+    const justBefore = `${plusMs(t, -1).slice(0, -1)}9995Z`;
+    const justAfter = `${t.slice(0, -1)}0005Z`;
+    for (const [query, keep] of [
+      [`starts_after=${justBefore}`, (s: string) => s >= t],
+      [`starts_after=${justAfter}`, (s: string) => s > t],
+      [`starts_before=${justBefore}`, (s: string) => s < t],
+      [`starts_before=${justAfter}`, (s: string) => s <= t],
+    ] as const) {
+      const r = await get(wsAppt, `/v1/appointments?limit=100&${query}`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(ids(r.json.data), ids(withStart().filter((a) => keep(a.starts_at))), query);
+    }
   });
 
   test('a window, a status and a cursor walk together; the cursor is bound to the window', async () => {

@@ -28,6 +28,8 @@ export interface FilterSpec {
    * value select the same rows: one of them for all. Absent: the value as sent.
    */
   boundAs?: (value: unknown) => unknown;
+  /** The value as PostgreSQL is sent it, where that differs from the value as the request sent it. */
+  sentAs?: (value: unknown) => unknown;
 }
 
 export interface ListSpec {
@@ -51,6 +53,8 @@ export type Position = readonly [string, string];
 export function positionIn(spec: ListSpec, key: SortKey): Position | null {
   if (key.length !== 2) return null;
   const [at, id] = key as [string, string];
+  // A text id is any text PostgreSQL can hold (no NUL) of an id's length: a position between rows
+  // is as good as one on a row.
   const idFits = spec.idType === 'uuid' ? UUID_TEXT.test(id) : id.length > 0 && id.length <= 128;
   return idFits && instantOf(at) !== null ? [at, id] : null;
 }
@@ -76,7 +80,7 @@ export async function listRows<Row>(
     const value = query[f.param];
     if (value === undefined) continue;
     if (f.planEachTime) prepared = false;
-    where.push(f.where(`$${params.push(value)}`, value));
+    where.push(f.where(`$${params.push(f.sentAs ? f.sentAs(value) : value)}`, value));
     shape += `_${f.param}${f.shapeOf?.(value) ?? ''}`;
   }
   if (position) {
@@ -181,15 +185,43 @@ function instantOf(text: string): { iso: string; exact: boolean } | null {
  * …00+00:00 are one). Bound as sent when a digit past the millisecond is not zero, which the
  * instant's text cannot hold.
  */
-export function instantBinding(value: unknown): unknown {
+function instantBinding(value: unknown): unknown {
   const instant = typeof value === 'string' ? instantOf(value) : null;
   return instant?.exact ? instant.iso : value;
 }
 
+/**
+ * A date-time filter: `column op value`, answered for the instant the value names to any precision.
+ * PostgreSQL keeps microseconds and rounds a value with more digits to the nearest one, which can
+ * land after the instant named (…30.4909995 is read as …30.491000, and `> …30.4909995` would leave
+ * out a row of …30.491). Stored instants are whole milliseconds (timestamptz(3)), so for a value
+ * between two microseconds it is sent cut to the earlier one, `t`, and `> value` is `> t`,
+ * `<= value` is `<= t`, `>= value` is `> t`.
+ */
+export function instantFilter(
+  param: string,
+  column: string,
+  op: '>' | '>=' | '<=',
+  options: Pick<FilterSpec, 'planEachTime'> = {},
+): FilterSpec {
+  return {
+    param,
+    where: (p, value) => `${column} ${op === '>=' && betweenMicroseconds(value) ? '>' : op} ${p}::timestamptz`,
+    ...(op === '>=' ? { shapeOf: (value: unknown) => (betweenMicroseconds(value) ? '_between_us' : '') } : {}),
+    sentAs: (value) => (typeof value === 'string' ? value.replace(PAST_MICROSECONDS, '$1$3') : value),
+    boundAs: instantBinding,
+    ...options,
+  };
+}
+
+/** A date-time's fraction: its first six digits, the digits past them, and what follows. */
+const PAST_MICROSECONDS = /(\.\d{6})(\d+)(\D.*)$/;
+
+function betweenMicroseconds(value: unknown): boolean {
+  const digits = typeof value === 'string' ? PAST_MICROSECONDS.exec(value)?.[2] : undefined;
+  return digits !== undefined && /[1-9]/.test(digits);
+}
+
 /** Filters most lists share. */
-export const updatedAfter: FilterSpec = {
-  param: 'updated_after',
-  where: (p) => `updated_at > ${p}::timestamptz`,
-  boundAs: instantBinding,
-};
+export const updatedAfter = instantFilter('updated_after', 'updated_at', '>');
 export const equals = (param: string, column = param): FilterSpec => ({ param, where: (p) => `${column} = ${p}` });

@@ -1,5 +1,5 @@
 // SQL for appointments: the public columns and filters, on the shared keyset builder.
-import { equals, instantBinding, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { equals, instantFilter, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import { Appointment } from './appointments.schemas.js';
 
 export const appointmentsSpec: ListSpec = {
@@ -11,17 +11,7 @@ export const appointmentsSpec: ListSpec = {
   filters: [
     updatedAfter,
     equals('status'),
-    {
-      param: 'starts_after',
-      where: (p) => `starts_at >= ${p}::timestamptz`,
-      planEachTime: true,
-      boundAs: instantBinding,
-    },
-    {
-      param: 'starts_before',
-      where: (p) => `starts_at <= ${p}::timestamptz`,
-      planEachTime: true,
-      boundAs: instantBinding,
-    },
+    instantFilter('starts_after', 'starts_at', '>=', { planEachTime: true }),
+    instantFilter('starts_before', 'starts_at', '<=', { planEachTime: true }),
   ],
 };

@@ -1,6 +1,6 @@
 // SQL for conversations and messages: the public columns and filters.
 import type { Queryable } from '../../infra/database.js';
-import { equals, instantBinding, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
+import { equals, instantFilter, updatedAfter, type ListSpec } from '../../infra/keyset-list.js';
 import { Conversation, Message } from './conversations.schemas.js';
 
 export const conversationsSpec: ListSpec = {
@@ -18,10 +18,7 @@ export const messagesSpec: ListSpec = {
   item: Message,
   sortColumn: 'created_at',
   idType: 'uuid',
-  filters: [
-    { param: 'created_after', where: (p) => `created_at > ${p}::timestamptz`, boundAs: instantBinding },
-    equals('conversation_id'),
-  ],
+  filters: [instantFilter('created_after', 'created_at', '>'), equals('conversation_id')],
 };
 
 /** Whether the workspace has this contact: a message list of an unknown contact is 404, not empty. */
