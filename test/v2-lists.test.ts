@@ -121,6 +121,25 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
         assertError(r, 400, 'invalid_request', 'invalid_query_parameter', `${def.name} ${def.since}=yesterday`);
       }
     });
+    if (def.since) {
+      const since = def.since;
+      const column = def.order as 'updated_at' | 'created_at';
+      test(`${def.name}: ${since} with digits past the microsecond selects by the instant it names`, async () => {
+        const path = def.path();
+        const items = await all(path);
+        const t: string = items[2][column];
+        // Half a microsecond either side of a stored instant: PostgreSQL alone rounds both to it.
+        for (const [value, expected] of [
+          [`${msBefore(t).slice(0, -1)}9995Z`, items.filter((i) => i[column] >= t)],
+          [`${t.slice(0, -1)}0005Z`, items.filter((i) => i[column] > t)],
+        ] as const) {
+          const r = await get(withQuery(path, `limit=100&${since}=${value}`));
+          assert.equal(r.status, 200, r.text);
+          assert.deepEqual(ids(r.json.data), ids(expected), `${def.name} ${since}=${value}`);
+        }
+      });
+    }
+
     test(`${def.name}: a cursor moved by its holder (the check is no signature) reads this list from its position, or is 400 before any query`, async () => {
       const path = def.path();
       const items = await all(path);
@@ -153,6 +172,7 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
               [Date.parse(key[0]!), key[1]],
               [key[0], null],
               [key[0], 'x'.repeat(129)],
+              [key[0], 'a\u0000'],
               [key[0], key[1], key[1]],
               ...(UUID.test(key[1]!) ? [[key[0], 'not-a-uuid']] : []),
             ];

@@ -55,7 +55,7 @@ export function positionIn(spec: ListSpec, key: SortKey): Position | null {
   const [at, id] = key as [string, string];
   // A text id is any text PostgreSQL can hold (no NUL) of an id's length: a position between rows
   // is as good as one on a row.
-  const idFits = spec.idType === 'uuid' ? UUID_TEXT.test(id) : id.length > 0 && id.length <= 128;
+  const idFits = spec.idType === 'uuid' ? UUID_TEXT.test(id) : id.length > 0 && id.length <= 128 && !id.includes('\0');
   return idFits && instantOf(at) !== null ? [at, id] : null;
 }
 
