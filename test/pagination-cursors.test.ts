@@ -347,6 +347,21 @@ describe('cursors are opaque, checked and bound to what they were issued for', (
     }
   });
 
+  test('a cursor needs no secret: one issued under a CURSOR_SECRET is followed under another', async () => {
+    const first = await startTestServer({ db: server.db, config: { cursorSecret: 'a'.repeat(32) } });
+    const second = await startTestServer({ db: server.db, config: { cursorSecret: 'b'.repeat(32) } });
+    try {
+      const issued = await first.request('GET', '/v1/contacts?limit=2', { key: ws.key });
+      assert.equal(issued.status, 200, issued.text);
+      const r = await second.request('GET', withCursor('/v1/contacts', issued.json.page.next_cursor), { key: ws.key });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   test('a cursor is valid on another instance of the service over the same store', async () => {
     const cursor = await firstCursor(ws, '/v1/contacts');
     const twin = await startTestServer({ db: server.db });
