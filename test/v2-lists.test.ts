@@ -96,7 +96,7 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
       assert.equal(typeof cursor, 'string');
       const [body, mac] = cursor.split('.') as [string, string];
       // the cursor's payload is the sort key of the page's last item
-      const key: unknown[] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      const key: unknown[] = keyOf(cursor);
       const moved = key.map((v) => (typeof v === 'string' ? `0${v}` : v));
       const forged = `${Buffer.from(JSON.stringify(moved)).toString('base64url')}.${mac}`;
       const otherList = (await get(def.name === 'contacts' ? '/v2/automations?limit=1' : '/v2/contacts?limit=1')).json
@@ -142,12 +142,15 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
 
     test(`${def.name}: a cursor moved by its holder (the check is no signature) reads this list from its position, or is 400 before any query`, async () => {
       const path = def.path();
-      const items = await all(path);
-      const cursor: string = (await get(withQuery(path, 'limit=2'))).json.page.next_cursor;
+      // The weakest key that reads the list; for the feed, one that reads contacts' and stages' events only.
+      const readable = def.order === 'feed' ? (['contacts:read', 'events:read'] as const) : ([def.scope] as const);
+      const weakest = (await A.newKey([...readable])).key;
+      const items = await all(path, weakest);
+      const cursor: string = (await get(withQuery(path, 'limit=2'), weakest)).json.page.next_cursor;
       const key = keyOf(cursor);
       const keyOfItem = (item: any): string[] => (def.order === 'feed' ? [item.id] : [item[def.order], item.id]);
       const pageAfter = (k: readonly unknown[]) =>
-        get(withQuery(path, `limit=2&cursor=${encodeURIComponent(rewriteCursor(cursor, k))}`));
+        get(withQuery(path, `limit=2&cursor=${encodeURIComponent(rewriteCursor(cursor, k))}`), weakest);
 
       // Moved to a row further down: the page goes on after that row.
       const to = 3;
@@ -187,6 +190,20 @@ describe('v2 lists: shape, envelope, cursor walk, order, bounds', () => {
       const across = await pageAfter(def.order === 'feed' ? theirs : [key[0]!, theirs[1]!]);
       if (def.order === 'feed') {
         assertError(across, 400, 'invalid_request', 'invalid_cursor', `${def.name}: B's event id`);
+        // Moved to an event of a type the key does not read: the page holds only the types it reads.
+        const unreadable = (await all(path)).find((e) => !/^(contact|pipeline_stage)\./.test(e.type));
+        assert.ok(unreadable, 'the feed holds events the weakest key does not read');
+        const past = await get(
+          withQuery(path, `limit=100&cursor=${encodeURIComponent(rewriteCursor(cursor, [unreadable.id]))}`),
+          weakest,
+        );
+        assert.equal(past.status, 200, past.text);
+        assert.ok(past.json.data.length > 0, 'readable events follow the one moved to');
+        assert.deepEqual(
+          past.json.data.filter((e: any) => !/^(contact|pipeline_stage)\./.test(e.type)),
+          [],
+          'only the types the key reads',
+        );
       } else {
         assert.equal(across.status, 200, across.text);
         const ofA = new Set(ids(items));
