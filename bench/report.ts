@@ -335,7 +335,7 @@ function renderMarkdown(report: Report): string {
  * What one core serves, from the CPU each request took: the table docs/scaling.md sizes a
  * deployment with, and a worked example at 60% busy.
  */
-function renderSizing(report: Report): string {
+export function renderSizing(report: Report): string {
   const m = report.measured;
   const rows: [string, Measurement][] = [
     ['GET /v1/contacts?limit=50', m.list],
@@ -374,8 +374,11 @@ function renderSizing(report: Report): string {
     [1000, m.get],
     [100, m.create],
   ];
-  const cores = (pick: (x: Measurement) => number | null | undefined) =>
-    (mix.reduce((sum, [rate, x]) => sum + rate * (pick(x) ?? 0), 0) / 1000 / 0.6).toFixed(1);
+  const cores = (pick: (x: Measurement) => number | null | undefined) => {
+    const n = mix.reduce((sum, [rate, x]) => sum + rate * (pick(x) ?? 0), 0) / 1000 / 0.6;
+    // A small share keeps its second digit: Redis's would otherwise read "0.0".
+    return n < 0.1 ? n.toFixed(2) : n.toFixed(1);
+  };
   return [
     `From the run of ${report.date} (${report.machine.cores} cores, Node.js ${report.machine.node}, PostgreSQL ${report.machine.postgresql}):`,
     '',
