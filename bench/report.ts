@@ -335,7 +335,7 @@ function renderMarkdown(report: Report): string {
  * What one core serves, from the CPU each request took: the table docs/scaling.md sizes a
  * deployment with, and a worked example at 60% busy.
  */
-export function renderSizing(report: Report): string {
+function renderSizing(report: Report): string {
   const m = report.measured;
   const rows: [string, Measurement][] = [
     ['GET /v1/contacts?limit=50', m.list],

@@ -350,10 +350,11 @@ describe('cursors are opaque, checked and bound to what they were issued for', (
   test('a cursor needs no secret: one issued under a CURSOR_SECRET is followed under another', async () => {
     const first = await startTestServer({ db: server.db, config: { cursorSecret: 'a'.repeat(32) } });
     const second = await startTestServer({ db: server.db, config: { cursorSecret: 'b'.repeat(32) } });
+    const { key } = await ws.newKey(['contacts:read']);
     try {
-      const issued = await first.request('GET', '/v1/contacts?limit=2', { key: ws.key });
+      const issued = await first.request('GET', '/v1/contacts?limit=2', { key });
       assert.equal(issued.status, 200, issued.text);
-      const r = await second.request('GET', withCursor('/v1/contacts', issued.json.page.next_cursor), { key: ws.key });
+      const r = await second.request('GET', withCursor('/v1/contacts', issued.json.page.next_cursor), { key });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(ids(r.json.data), ids(all.slice(2, 4)));
     } finally {
