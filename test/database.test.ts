@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import {
   createEmbeddedDatabase,
   createPostgresDatabase,
@@ -123,6 +124,50 @@ describe(`transactions on the ${STORE} store`, () => {
       }
       await db.transaction((tx) => tx.commitWith(insert(9)));
       assert.deepEqual(await stored(), [9], 'the session is clean afterwards');
+    });
+  }
+
+  // A COMMIT can fail before it runs: a cancel (pg_cancel_backend, a statement_timeout) that
+  // reaches the session as its last statement ends is taken at the start of the COMMIT queued
+  // behind it, and the transaction stays open, aborted. Given back like that, the connection would
+  // refuse the next transaction's BEGIN (25P02). The driver is made to send a failing statement in
+  // place of one COMMIT, which leaves the session in that very state.
+  if (STORE === 'postgres') {
+    test('a COMMIT that fails before it runs: the error is thrown, nothing stays, and the session is clean for the next transaction', async () => {
+      const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const sendQuery = Object.getOwnPropertyDescriptor(proto, 'query')!;
+      let failNextCommit = false;
+      proto.query = function (this: pg.Client, ...args: unknown[]) {
+        if (failNextCommit && args[0] === 'COMMIT') {
+          failNextCommit = false;
+          args[0] = 'SELECT 1/0';
+        }
+        return (sendQuery.value as (...a: unknown[]) => unknown).apply(this, args);
+      };
+      try {
+        const commits: [string, (tx: Transaction) => Promise<unknown>][] = [
+          ['with the last statement (commitWith)', (tx) => tx.commitWith(insert(2))],
+          ['after the work', (tx) => tx.query(insert(2).sql, insert(2).params)],
+        ];
+        for (const [what, work] of commits) {
+          await clear();
+          failNextCommit = true;
+          await assert.rejects(
+            db.transaction(async (tx) => {
+              await tx.query(insert(1).sql, insert(1).params);
+              await work(tx);
+            }),
+            (err: { code?: string }) => err.code === '22012',
+            what,
+          );
+          assert.equal(failNextCommit, false, `${what}: the COMMIT was sent`);
+          assert.deepEqual(await stored(), [], `${what}: nothing committed`);
+          await db.transaction((tx) => tx.commitWith(insert(9)));
+          assert.deepEqual(await stored(), [9], `${what}: the next transaction commits on the same connection`);
+        }
+      } finally {
+        Object.defineProperty(proto, 'query', sendQuery);
+      }
     });
   }
 

@@ -358,7 +358,8 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
     // Set when the ROLLBACK fails: the connection's session is in an unknown state.
     let broken: Error | undefined;
     const client = await checkOut(givenUp);
-    // Set once the last round trip (commitWith) has ended the transaction either way.
+    // Set once the last round trip (commitWith) has ended the transaction either way: its COMMIT
+    // answered, as COMMIT or as ROLLBACK.
     let ended = false;
     try {
       const opened = opening
@@ -417,6 +418,10 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
           if (!refused) ended = true;
           const pending: Promise<unknown>[] = refused ? sent : [...sent, client.query('COMMIT')];
           const settled = await Promise.allSettled(pending);
+          // A COMMIT that failed may have failed before it ran (a cancel that reached the session
+          // as the statement ahead of it ended is taken at its start): the transaction is then
+          // still open, aborted, and the ROLLBACK below ends it.
+          if (!refused && settled.at(-1)!.status === 'rejected') ended = false;
           const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           if (failed) throw failed.reason;
           if (!refused) {
@@ -439,7 +444,11 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       }
       throw err;
     } finally {
-      client.release(lost.get(client) ?? broken);
+      // Every path above ends the transaction; a session found still inside one would refuse the
+      // next user's statements (or run them in this transaction), so it is closed, not given back.
+      const stillOpen =
+        client.getTransactionStatus() === 'I' ? undefined : new Error('the connection is still inside a transaction');
+      client.release(lost.get(client) ?? broken ?? stillOpen);
     }
   };
 
