@@ -127,6 +127,47 @@ describe(`transactions on the ${STORE} store`, () => {
     });
   }
 
+  // A parameter the driver cannot encode is refused as the statement is written, and the driver
+  // still waits for the server's answer to what it wrote, then reports the statement again as a
+  // success; for a named statement it also drops the server's copy while keeping it listed as
+  // prepared on that connection.
+  if (STORE === 'postgres') {
+    test('a statement the driver refuses, alone or in a transaction, named or not: the error, and the connection serves the same statement next', async () => {
+      const unencodable = {
+        toPostgres: () => {
+          throw new Error('cannot encode this value');
+        },
+      };
+      const crashes: unknown[] = [];
+      const onCrash = (err: unknown) => crashes.push(err);
+      process.on('uncaughtException', onCrash);
+      try {
+        for (const name of [undefined, `probe_refused_${randomUUID().slice(0, 8)}`]) {
+          const sql = `SELECT $1::text AS v`;
+          const what = name ? 'named' : 'unnamed';
+          // Prepared on the connection first, so that the driver lists it as such.
+          assert.deepEqual((await db.query(sql, ['a'], name)).rows, [{ v: 'a' }]);
+          await assert.rejects(db.query(sql, [unencodable], name), /cannot encode/, `${what}, alone`);
+          await assert.rejects(
+            db.transaction((tx) => tx.query(sql, [unencodable], name)),
+            /cannot encode/,
+            `${what}, in a transaction`,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          assert.deepEqual((await db.query(sql, ['b'], name)).rows, [{ v: 'b' }], `${what}: served next`);
+          assert.deepEqual(
+            await db.transaction(async (tx) => (await tx.query(sql, ['c'], name)).rows),
+            [{ v: 'c' }],
+            `${what}: served next in a transaction`,
+          );
+        }
+        assert.deepEqual(crashes, []);
+      } finally {
+        process.off('uncaughtException', onCrash);
+      }
+    });
+  }
+
   // A COMMIT can fail before it runs: a cancel (pg_cancel_backend, a statement_timeout) that
   // reaches the session as its last statement ends is taken at the start of the COMMIT queued
   // behind it, and the transaction stays open, aborted. Given back like that, the connection would
@@ -170,6 +211,20 @@ describe(`transactions on the ${STORE} store`, () => {
       }
     });
   }
+
+  test('work that swallows a failure of its own statement is not told it committed: nothing stays', async () => {
+    await clear();
+    await db.query(insert(1).sql, insert(1).params);
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query(insert(2).sql, insert(2).params);
+        await tx.query(insert(1).sql, insert(1).params).catch(() => null); // a unique violation, swallowed
+      }),
+    );
+    assert.deepEqual(await stored(), [1]);
+    await db.transaction((tx) => tx.commitWith(insert(3)));
+    assert.deepEqual(await stored(), [1, 3], 'the session is clean afterwards');
+  });
 
   test('work that throws after statements sent together rolls them all back', async () => {
     await clear();

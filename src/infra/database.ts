@@ -66,7 +66,9 @@ export interface Database extends Queryable {
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * As `transaction`, with `opening` as the transaction's first statement, sent with its BEGIN
-   * (PostgreSQL: one round trip for both); `work` gets its result.
+   * (PostgreSQL: one round trip for both); `work` gets its result. A BEGIN that fails (a cancel
+   * taken at its start) leaves `opening` to run alone, committed by itself: an opening reads, or
+   * takes what lasts only as long as its transaction (locks, settings), and changes nothing.
    */
   transactionFrom<R, T>(opening: Statement, work: (tx: Transaction, opened: QueryResult<R>) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on `channel`; `onLost` runs when the subscription can no longer be trusted. */
@@ -221,16 +223,17 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   // answering (store-reachability.ts).
   const connections = new Set<pg.PoolClient>();
   /**
-   * Connections lost while checked out (server restart, terminated backend), with the error: each
-   * connection's one listener, attached as the pool opens it, notes it, so that the loss becomes
-   * its user's failure, not a crash, whenever the message arrives (it can come in the same socket
-   * read that hands the connection over); the user gives the connection back with it, and the
+   * Connections not to be used again, with the reason: lost while checked out (server restart,
+   * terminated backend), or left unfit by a statement the driver refused (`statement`). A loss is
+   * noted by each connection's one listener, attached as the pool opens it, so that it becomes its
+   * user's failure, not a crash, whenever the message arrives (it can come in the same socket read
+   * that hands the connection over); the user gives the connection back with the reason, and the
    * pool closes it. A checked-out client has no listener of the pool's.
    */
-  const lost = new WeakMap<pg.PoolClient, Error>();
+  const unfit = new WeakMap<pg.PoolClient, Error>();
   pool.on('connect', (client) => {
     connections.add(client);
-    client.on('error', (err) => lost.set(client, err));
+    client.on('error', (err) => unfit.set(client, err));
   });
   pool.on('remove', (client) => connections.delete(client));
   const reachability = new StoreReachability(
@@ -242,27 +245,41 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   );
 
   /**
-   * A statement as the driver runs it, answering `done`; unnamed behind a transaction pooler. Made
-   * as the driver's own query object: handed a plain configuration object, the driver copies it
-   * property by property (by their descriptors), about 10 µs a statement. A named statement's rows
-   * come as arrays, made objects by `objectsOf`: its configuration is an object then, holding only
-   * its text and name (the row mode is its prototype's), which costs about 1 µs to copy.
+   * A statement as the driver runs it on `client`, answering `done`; unnamed behind a transaction
+   * pooler. Made as the driver's own query object: handed a plain configuration object, the driver
+   * copies it property by property (by their descriptors), about 10 µs a statement. A named
+   * statement's rows come as arrays, made objects by `objectsOf`: its configuration is an object
+   * then, holding only its text and name (the row mode is its prototype's), which costs about 1 µs
+   * to copy.
+   *
+   * The driver can answer a statement twice: a parameter it cannot encode fails the statement as it
+   * is written, and the server's answer to what was written reports it again as a success. Only the
+   * first answer counts. A failure of the driver's own (not the server's) makes the connection unfit:
+   * for a named statement the driver has dropped the server's copy while still listing it as
+   * prepared, so the connection is closed when given back.
    */
   const statement = (
+    client: pg.PoolClient,
     sql: string,
     params: readonly unknown[] | undefined,
     name: string | undefined,
     done: (err: Error | undefined, res: pg.QueryResult) => void,
   ) => {
-    if (name === undefined) return new pg.Query(sql, params as unknown[] | undefined, done);
+    let answered = false;
+    const answer = (err: Error | undefined, res: pg.QueryResult) => {
+      if (answered) return;
+      answered = true;
+      if (err) {
+        if (!(err instanceof pg.DatabaseError) && !unfit.has(client)) unfit.set(client, err);
+      } else if (name !== undefined) res.rows = objectsOf(name, res);
+      done(err, res);
+    };
+    if (name === undefined) return new pg.Query(sql, params as unknown[] | undefined, answer);
     const config = Object.create(ROWS_AS_ARRAYS) as pg.QueryArrayConfig;
     config.text = sql;
     const as = named(name);
     if (as) config.name = as;
-    return new pg.Query(config, params as unknown[] | undefined, (err: Error | undefined, res: pg.QueryResult) => {
-      if (!err) res.rows = objectsOf(name, res);
-      done(err, res);
-    });
+    return new pg.Query(config, params as unknown[] | undefined, answer);
   };
 
   /** A statement's result as the service reads it. */
@@ -284,9 +301,9 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   const checkOut = (givenUp: () => boolean) =>
     new Promise<pg.PoolClient>((resolve, reject) => connect(givenUp, reject, resolve));
 
-  /** Gives a connection back to the pool; one that was lost, or failed as a lost one does, is closed. */
+  /** Gives a connection back to the pool; one unfit, or that failed as a lost one does, is closed. */
   const giveBack = (client: pg.PoolClient, failure?: unknown) =>
-    client.release(lost.get(client) ?? (isStoreUnavailable(failure) ? (failure as Error) : undefined));
+    client.release(unfit.get(client) ?? (isStoreUnavailable(failure) ? (failure as Error) : undefined));
 
   /**
    * One statement on a connection of its own, as an operation the reachability check watches.
@@ -301,7 +318,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
         new Promise<QueryResult<R>>((resolve, reject) =>
           connect(givenUp, reject, (client) =>
             client.query(
-              statement(sql, params, name, (failed, res) => {
+              statement(client, sql, params, name, (failed, res) => {
                 giveBack(client, failed);
                 if (failed) reject(failed);
                 else resolve(resultOf<R>(res));
@@ -329,7 +346,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
   const run = <R>(client: pg.PoolClient, sql: string, params?: readonly unknown[], name?: string) =>
     new Promise<QueryResult<R>>((resolve, reject) => {
       client.query(
-        statement(sql, params, name, (err, res) => {
+        statement(client, sql, params, name, (err, res) => {
           if (err) reject(err);
           else resolve(resultOf<R>(res));
         }),
@@ -392,7 +409,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
             const answer = new Promise<QueryResult<R>>((resolve, reject) => {
               if (sealed) return reject(new Error("a statement sent after its transaction's last round trip"));
               client.query(
-                statement(st.sql, st.params, st.name, (err, res) => {
+                statement(client, st.sql, st.params, st.name, (err, res) => {
                   if (err) {
                     if (!ended) refused = true;
                     reject(err);
@@ -432,7 +449,12 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
         },
       };
       const result = await work(tx, opened);
-      if (!ended) await client.query('COMMIT');
+      if (!ended) {
+        // A failure the work did not pass on would have aborted the transaction: its COMMIT then
+        // answers ROLLBACK, and nothing of the work was kept.
+        const commit = await client.query('COMMIT');
+        if (commit.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.command}`);
+      }
       return result;
     } catch (err) {
       if (!ended) {
@@ -448,7 +470,7 @@ export function createPostgresDatabase(url: string, poolSize: number, options: P
       // next user's statements (or run them in this transaction), so it is closed, not given back.
       const stillOpen =
         client.getTransactionStatus() === 'I' ? undefined : new Error('the connection is still inside a transaction');
-      client.release(lost.get(client) ?? broken ?? stillOpen);
+      client.release(unfit.get(client) ?? broken ?? stillOpen);
     }
   };
 
