@@ -64,6 +64,25 @@ after(async () => {
   await fdb?.drop();
 });
 
+/**
+ * The deployments a fault is tried in: the README's default (one process, rate limits and requests
+ * in flight counted in PostgreSQL, which the fault reaches too), and two processes with Redis.
+ */
+const DEPLOYMENTS = [
+  { label: 'one process, no Redis', workers: 1, redis: false },
+  { label: 'two processes, Redis', workers: 2, redis: true },
+] as const;
+type Deployment = (typeof DEPLOYMENTS)[number];
+
+/** The file's server for the default deployment; a server of its own (stopped by the test) for the other. */
+const serverOf = async (deployment: Deployment): Promise<ServerProcess> =>
+  deployment.redis
+    ? startServer(serverEnv({ DATABASE_URL: throughProxy(fdb.url, proxy.port), DB_POOL_SIZE: '4', REDIS_URL }), [
+        '--workers',
+        String(deployment.workers),
+      ])
+    : liveServer();
+
 /** Every answer is a 2xx or a clean 503; none is another error or a dropped connection. */
 function assertOnlySuccessOrClean503(sent: Sent[]): void {
   const dropped = sent.filter((s) => s.answer.status === 0);
@@ -239,45 +258,58 @@ describe('PostgreSQL stops in the middle of a load', () => {
     );
   });
 
-  test('statements cancelled by the database under load (pg_cancel_backend, as a statement_timeout does) are clean 503s, each write once', async (t) => {
-    const first = await liveServer();
-    const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
-    const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'cancel' });
-    await sleep(1_000);
-    load.setPhase('cancelling');
-    let signalled = 0;
-    for (const deadline = Date.now() + 3_000; Date.now() < deadline; await sleep(25)) {
-      const { rows } = await fdb.db.query<{ n: number }>(
-        `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid))::int AS n FROM pg_stat_activity
-          WHERE datname = $1 AND state = 'active' AND application_name LIKE 'workspace-public-api%'
-            AND client_port = ANY($2::int[])`,
-        [fdb.name, proxy.upstreamPorts()],
-      );
-      signalled += rows[0]!.n;
-    }
-    load.setPhase('after');
-    await sleep(1_000);
-    const sent = await load.stop();
-    const state = processState(first);
-    const statuses = countStatuses(sent);
-    report(t, { requests: sent.length, cancelsSignalled: signalled, statuses });
+  // A cancel can land on any statement of a transaction, its COMMIT included; the connection must
+  // serve the next request either way.
+  for (const deployment of DEPLOYMENTS) {
+    test(`statements cancelled by the database under load (pg_cancel_backend, as a statement_timeout does) are clean 503s, each write once (${deployment.label})`, async (t) => {
+      const first = await serverOf(deployment);
+      try {
+        const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
+        const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'cancel' });
+        await sleep(1_000);
+        load.setPhase('cancelling');
+        let signalled = 0;
+        for (const deadline = Date.now() + 3_000; Date.now() < deadline; await sleep(25)) {
+          const { rows } = await fdb.db.query<{ n: number }>(
+            `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid))::int AS n FROM pg_stat_activity
+              WHERE datname = $1 AND state = 'active' AND application_name LIKE 'workspace-public-api%'
+                AND client_port = ANY($2::int[])`,
+            [fdb.name, proxy.upstreamPorts()],
+          );
+          signalled += rows[0]!.n;
+        }
+        load.setPhase('after');
+        await sleep(1_000);
+        const sent = await load.stop();
+        const state = processState(first);
+        const statuses = countStatuses(sent);
+        report(t, { requests: sent.length, cancelsSignalled: signalled, statuses });
 
-    const writes = await assertExactlyOnce((await liveServer()).baseUrl, sent, workspaceId, key);
-    report(t, writes);
+        const writes = await assertExactlyOnce(
+          (state.alive ? first : await liveServer()).baseUrl,
+          sent,
+          workspaceId,
+          key,
+        );
+        report(t, writes);
 
-    assert.ok(state.alive, `the server process must survive the cancels; it ${state.description}`);
-    assert.ok(signalled > 0, 'statements were cancelled');
-    assert.ok(
-      sent.some((s) => s.answer.status === 503),
-      `some cancel hit a request: ${JSON.stringify(statuses)}`,
-    );
-    assertOnlySuccessOrClean503(sent);
-    const tail = sent.filter((s) => s.phaseAtStart === 'after');
-    assert.ok(
-      tail.every((s) => s.answer.status === 200 || s.answer.status === 201),
-      'everything after the cancels succeeds',
-    );
-  });
+        assert.ok(state.alive, `the server process must survive the cancels; it ${state.description}`);
+        assert.ok(signalled > 0, 'statements were cancelled');
+        assert.ok(
+          sent.some((s) => s.answer.status === 503),
+          `some cancel hit a request: ${JSON.stringify(statuses)}`,
+        );
+        assertOnlySuccessOrClean503(sent);
+        const tail = sent.filter((s) => s.phaseAtStart === 'after');
+        assert.ok(
+          tail.every((s) => s.answer.status === 200 || s.answer.status === 201),
+          'everything after the cancels succeeds',
+        );
+      } finally {
+        if (deployment.redis) await stopServer(first);
+      }
+    });
+  }
 
   test('after the outage the NOTIFY listeners are back, and a revoked key is refused at once', async () => {
     const current = await liveServer();
@@ -308,19 +340,10 @@ describe('PostgreSQL stops in the middle of a load', () => {
 });
 
 describe('PostgreSQL stops answering (a stalled network) in the middle of a load', () => {
-  // The README's default deployment (rate limits and requests in flight counted in PostgreSQL, which
-  // stalls too), and two processes with Redis, each with its own probe.
-  for (const deployment of [
-    { label: 'one process, no Redis', workers: 1, redis: false },
-    { label: 'two processes, Redis', workers: 2, redis: true },
-  ]) {
+  // Each process of a deployment has its own probe.
+  for (const deployment of DEPLOYMENTS) {
     test(`every request is answered within 1 s, a clean 503 while it does not answer; recovery without a restart; each write once (${deployment.label})`, async (t) => {
-      const first = deployment.redis
-        ? await startServer(
-            serverEnv({ DATABASE_URL: throughProxy(fdb.url, proxy.port), DB_POOL_SIZE: '4', REDIS_URL }),
-            ['--workers', String(deployment.workers)],
-          )
-        : await liveServer();
+      const first = await serverOf(deployment);
       try {
         const { workspaceId, key } = await newWorkspaceKey(fdb.owner);
         const load = startLoad({ baseUrls: [first.baseUrl], key, workers: 8, tag: 'stall' });
